@@ -1,0 +1,5 @@
+import sys
+
+from msgbench.cli import main
+
+sys.exit(main())

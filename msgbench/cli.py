@@ -1,0 +1,321 @@
+"""The msgbench command line."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from msgbench import compare, doctor, results, spec, suites, tables, targets, workloads
+from msgbench.formats import markdown, seed_ring
+from msgbench.paths import default_store_path
+from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
+from msgbench.store import Store, StoreError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(ValueError):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return args.handler(args)
+    except (UsageError, PlanError, spec.ParamError, targets.TargetError, StoreError,
+            suites.SuiteError, results.DocumentError) as exc:
+        print(f"msgbench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("msgbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="msgbench", description=__doc__)
+    parser.add_argument("--store", type=Path, default=None,
+                        help=f"SQLite result store (default {default_store_path()}, or $MSGBENCH_STORE)")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    def command(name, handler, help_text):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        return p
+
+    command("doctor", cmd_doctor, "what is installed, and how to install the rest")
+    command("list", cmd_list, "workloads, targets with their variants, and suites")
+    p = command("build", cmd_build, "build the targets (all installed ones by default)")
+    p.add_argument("--target", help="comma-separated targets")
+
+    p = command("run", cmd_run, "run a workload or a suite and store the results")
+    p.add_argument("workload", nargs="?", help="the workload to run (or use --suite)")
+    p.add_argument("--suite", help="run a suite: " + ", ".join(suites.suite_names()))
+    p.add_argument("--target", help="comma-separated targets (default: every installed one)")
+    p.add_argument("--variant", help="default, all, or comma-separated variant names")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a fixed parameter (repeatable)")
+    p.add_argument("--sweep", metavar="NAME=V1,V2,...", help="sweep one parameter (the x axis)")
+    p.add_argument("--method", choices=["msgbench", "otp"], help="fanin: how throughput is computed")
+    p.add_argument("--repeat", type=int, help="measured repetitions per point (default 5; suites set their own)")
+    p.add_argument("--warmup", type=int, help="discarded warm-up repetitions per point (default 1)")
+    p.add_argument("--timeout", type=float, help=f"time limit per worker in s (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--format", choices=["table", "seed", "json", "md"], default="table",
+                   help="what to print when the run ends")
+    p.add_argument("--no-build", action="store_true", help="do not build the targets first")
+
+    p = command("history", cmd_history, "the runs in the store, newest first")
+    p.add_argument("--limit", type=int, default=20)
+    p = command("show", cmd_show, "one run's summary")
+    p.add_argument("run", help="run id, unique prefix, or 'latest'")
+    p.add_argument("--format", choices=["table", "seed", "md"], default="table")
+    p = command("export", cmd_export, "write a run as JSON, CSV, Markdown or the OTP page's format")
+    p.add_argument("runs", nargs="+", help="run ids (or 'latest')")
+    p.add_argument("--format", choices=["json", "csv", "md", "otp"], default="json")
+    p.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
+    p = command("import", cmd_import, "import runs exported (JSON) on this or another machine")
+    p.add_argument("file", type=Path)
+    p = command("compare", cmd_compare, "compare two runs point by point, with a significance test")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--metric", help="metric to compare (default: each workload's primary metric)")
+    return parser
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _store(args) -> Store:
+    return Store(args.store or default_store_path())
+
+
+def _parse_assignment(text: str, what: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise UsageError(f"{what} {text!r} must look like NAME=VALUE")
+    return name.strip(), value.strip()
+
+
+def _value(wl: spec.Workload, name: str, text: str):
+    if name not in wl.params:
+        raise spec.ParamError(
+            f"unknown parameter {name!r} for workload {wl.name}; its parameters are: {', '.join(wl.params)}"
+        )
+    special = workloads.parse_value(wl.name, name, text)
+    return special if special is not None else spec.coerce(name, wl.params[name], text)
+
+
+def _adhoc_scenario(args) -> suites.Scenario:
+    wl = spec.workload(args.workload)
+    params = {}
+    for text in args.param:
+        name, value = _parse_assignment(text, "parameter")
+        params[name] = _value(wl, name, value)
+    if args.method:
+        params["method"] = _value(wl, "method", args.method)
+    sweep, values = None, ()
+    if args.sweep:
+        sweep, raw = _parse_assignment(args.sweep, "--sweep")
+        values = tuple(_value(wl, sweep, v) for v in raw.split(",") if v.strip())
+        if not values:
+            raise UsageError(f"--sweep {args.sweep!r} lists no values")
+    return suites.Scenario(name=wl.name, workload=wl.name, params=params, sweep=sweep, values=values)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_doctor(args) -> int:
+    text, all_ok = doctor.report()
+    print(text)
+    return EXIT_OK if all_ok else EXIT_FAILED
+
+
+def cmd_list(args) -> int:
+    print("Workloads:")
+    for wl in spec.workloads().values():
+        params = ", ".join(f"{n}={json.dumps(d['default'])}" for n, d in wl.params.items())
+        print(f"  {wl.name:8} {wl.title} (seed {wl.seed}); params: {params}")
+    print("\nTargets:")
+    for t in targets.registry().values():
+        state = "" if not t.missing_requirements() else "  [not installed]"
+        print(f"  {t.name:8} {t.kind}, {t.language}: {t.description}{state}")
+        for v in t.variants.values():
+            mark = "*" if v.name == t.default_variant else " "
+            print(f"   {mark}{v.name:18} {v.label:9} {', '.join(v.workloads):14} {v.description}")
+    print("\nSuites:")
+    for name in suites.suite_names():
+        s = suites.load_suite(name)
+        print(f"  {name:8} {len(s.scenarios)} scenarios: {s.description}")
+    return EXIT_OK
+
+
+def cmd_build(args) -> int:
+    chosen = ([targets.target(n) for n in args.target.split(",")] if args.target
+              else list(targets.registry().values()))
+    failed = False
+    for t in chosen:
+        missing = t.missing_requirements()
+        if missing and not args.target:
+            print(f"skip {t.name}: needs {', '.join(missing)} ({t.install_command()})", file=sys.stderr)
+            continue
+        try:
+            print(f"build {t.name}: {t.build}", file=sys.stderr)
+            targets.build(t, quiet=False)
+        except targets.TargetError as exc:
+            print(f"msgbench: error: {exc}", file=sys.stderr)
+            failed = True
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_run(args) -> int:
+    if bool(args.workload) == bool(args.suite):
+        raise UsageError("give a workload (msgbench run ring ...) or --suite NAME, not both or neither")
+    target_names = [n.strip() for n in args.target.split(",")] if args.target else None
+    if args.suite:
+        if args.param or args.sweep:
+            raise UsageError("-p and --sweep apply to a workload run, not to --suite")
+        suite = suites.load_suite(args.suite)
+        scenarios, repeat, warmup = suite.scenarios, args.repeat or suite.repeat, suite.warmup
+        notes = list(suite.notes)
+    else:
+        scenarios, repeat, warmup, notes = [_adhoc_scenario(args)], args.repeat or 5, 1, []
+        if args.repeat is not None and args.repeat < 1:
+            raise UsageError(f"--repeat {args.repeat} is out of range: it must be >= 1")
+    if args.warmup is not None:
+        if args.warmup < 0:
+            raise UsageError(f"--warmup {args.warmup} is out of range: it must be >= 0")
+        warmup = args.warmup
+    plan = plan_run(scenarios, target_names, args.variant, repeat, warmup, args.timeout,
+                    strict_targets=bool(target_names))
+    plan.notes = notes + plan.notes
+    for skipped in plan.skipped:
+        print(f"msgbench: skipping: {skipped}", file=sys.stderr)
+    if not args.no_build:
+        for t in {j.target.name: j.target for j in plan.jobs}.values():
+            targets.build(t)
+    store = _store(args)
+    run_id, status = execute(plan, store, args.suite)
+    doc = results.run_document(store, [run_id])
+    _print_run(doc, args.format)
+    print(f"\nrun {run_id} ({status}) stored in {store.path}", file=sys.stderr)
+    if status == "interrupted":
+        print("msgbench: interrupted; what was measured before is kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    bad = [s for s in doc["runs"][0]["summary"] if s["status"] not in ("ok", "unsupported")]
+    return EXIT_FAILED if bad else EXIT_OK
+
+
+def _print_run(doc: dict, fmt: str) -> None:
+    run = doc["runs"][0]
+    if fmt == "json":
+        print(json.dumps(doc, indent=2))
+    elif fmt == "md":
+        print(markdown.render(doc))
+    elif fmt == "seed":
+        ring = [m for m in run["measurements"] if m["workload"] == "ring" and not m["warmup"]]
+        for m in ring:
+            print(f"[{m['target']}/{m['variant']} repetition {m['repetition']}]")
+            print(seed_ring.measurement_block(m))
+        if len({(s['params']['n'], s['params']['m']) for s in run["summary"] if s["workload"] == "ring"}) > 1:
+            print(seed_ring.run_tables(run["summary"]))
+        others = [s for s in run["summary"] if s["workload"] != "ring"]
+        if others:
+            headers, rows = tables.summary_rows(others)
+            print(tables.render(headers, rows))
+    else:
+        _print_table(run)
+
+
+def _print_table(run: dict) -> None:
+    for note in run["notes"]:
+        print(f"note: {note}")
+    headers, rows = tables.summary_rows(run["summary"])
+    print(tables.render(headers, rows))
+    for s in run["summary"]:
+        where = f" {s['sweep']}={s['x']}" if s["sweep"] else ""
+        for warning in s["warnings"]:
+            print(f"warning: {s['target']}/{s['variant']} {s['scenario']}{where}: {warning}")
+
+
+def cmd_history(args) -> int:
+    store = _store(args)
+    rows = [[r["id"], r["created_at"], r["status"], r["suite"] or "", str(r["measured"]),
+             r["command"][:70]] for r in store.runs(args.limit)]
+    if not rows:
+        print(f"no runs in {store.path} yet: try `msgbench run --suite quick`")
+        return EXIT_OK
+    print(tables.render(["run", "started", "status", "suite", "measured", "command"], rows))
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    store = _store(args)
+    doc = results.run_document(store, [store.resolve(args.run)])
+    run = doc["runs"][0]
+    meta = run["metadata"]
+    print(f"run {run['id']} ({run['status']}) started {run['created_at']}")
+    print(f"command: {run['command']}")
+    print(f"machine: {meta.get('cpu_model')}, {meta.get('cores')} cores, {meta.get('kernel')}")
+    for name, version in sorted(meta.get("runtimes", {}).items()):
+        print(f"{name}: {version}")
+    print()
+    _print_run(doc, args.format)
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    store = _store(args)
+    doc = results.run_document(store, [store.resolve(r) for r in args.runs])
+    if args.format == "json":
+        text = json.dumps(doc, indent=2)
+    elif args.format == "md":
+        text = markdown.render(doc)
+    elif args.format == "csv":
+        from msgbench.formats import csvfmt
+        text = csvfmt.render(doc)
+    else:
+        from msgbench.formats import otp
+        text = otp.render(doc)
+    if args.output:
+        args.output.write_text(text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    try:
+        text = args.file.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{args.file}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    store = _store(args)
+    for run in results.check_document(doc, str(args.file)):
+        run_id = store.import_run(run, str(args.file))
+        print(f"imported run {run_id} ({len(run['measurements'])} measurements)")
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    store = _store(args)
+    a_id, b_id = store.resolve(args.run_a), store.resolve(args.run_b)
+    doc = results.run_document(store, [a_id, b_id])
+    rows = compare.compare_runs(doc["runs"][0], doc["runs"][1], args.metric)
+    if not rows:
+        print(f"runs {a_id} and {b_id} have no point in common (same workload, target, variant and parameters)")
+        return EXIT_FAILED
+    print(f"A = {a_id}, B = {b_id}; Mann-Whitney U test, two-sided, alpha = {compare.ALPHA}\n")
+    table = [[r["workload"], r["point"], f"{r['target']}/{r['variant']}", r["metric"],
+              tables.human(r.get("median_a")), tables.human(r.get("median_b")),
+              f"{r['ratio']:.3f}" if r.get("ratio") else "-", r["verdict"]] for r in rows]
+    print(tables.render(["workload", "point", "target/variant", "metric", "median A", "median B",
+                         "B/A", "verdict"], table))
+    return EXIT_OK

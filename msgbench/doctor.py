@@ -1,0 +1,37 @@
+"""`msgbench doctor`: what is installed, in which version, and how to add the rest."""
+
+import importlib.metadata
+import shutil
+
+from msgbench import tables, targets
+
+# Tools the harness itself and the test suite use, beyond the targets' runtimes.
+TOOLS = [
+    ("chromium", "headless browser for the results page's tests", "apt-get install -y chromium"),
+]
+PYTHON_PACKAGES = ["jsonschema", "matplotlib", "pytest", "ruff", "playwright"]
+
+
+def report() -> tuple[str, bool]:
+    """The doctor's table, and whether every target can run."""
+    rows, all_ok = [], True
+    for t in targets.registry().values():
+        missing = t.missing_requirements()
+        all_ok &= not missing
+        version = targets.runtime_version(t) if not missing else "-"
+        rows.append([t.name, t.kind, "yes" if not missing else "NO", version,
+                     ", ".join(t.workloads), t.install_command() if missing else ""])
+    text = tables.render(["target", "kind", "installed", "version", "workloads", "install with"], rows)
+    tool_rows = []
+    for name, purpose, install in TOOLS:
+        found = shutil.which(name)
+        tool_rows.append([name, "yes" if found else "no", purpose, "" if found else install])
+    for package in PYTHON_PACKAGES:
+        try:
+            version = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        tool_rows.append([package, version or "no", "Python package",
+                          "" if version else "pip install -e '.[test]'"])
+    text += "\n\n" + tables.render(["tool", "installed", "for", "install with"], tool_rows)
+    return text, all_ok

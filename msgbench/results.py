@@ -1,0 +1,118 @@
+"""The results document: runs with their measurements and per-point summaries.
+
+This is the one shape every output is drawn from (terminal tables, JSON, CSV,
+Markdown, the HTML report and the results page); docs/results-format.md describes it.
+"""
+
+import json
+from collections import defaultdict
+
+from msgbench import spec, stats
+
+FORMAT_NAME = "msgbench-results"
+FORMAT_VERSION = 1
+# Statuses that say the point has no number by nature, rather than by failure.
+NOT_APPLICABLE = ("unsupported",)
+
+
+def point_key(m: dict) -> tuple:
+    """Measurements of one point share scenario, target, variant and every parameter."""
+    return (m["scenario"], m["workload"], m["target"], m["variant"],
+            json.dumps(m["params"], sort_keys=True))
+
+
+def summarize_run(measurements: list[dict]) -> list[dict]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for m in measurements:
+        if not m["warmup"]:
+            groups[point_key(m)].append(m)
+    return [_summarize_point(group) for group in groups.values()]
+
+
+def _summarize_point(group: list[dict]) -> dict:
+    first = group[0]
+    ok = [m for m in group if m["status"] == "ok"]
+    summary = {
+        "scenario": first["scenario"], "workload": first["workload"], "target": first["target"],
+        "variant": first["variant"], "variant_label": first["variant_label"],
+        "params": first["params"], "sweep": first["sweep"], "x": first["x"],
+        "ok": len(ok), "total": len(group), "metrics": {}, "warnings": [],
+    }
+    summary.update(first.get("extra") or {})
+    if ok:
+        summary["status"] = "ok"
+    else:
+        statuses = [m["status"] for m in group]
+        summary["status"] = max(set(statuses), key=statuses.count)
+        summary["error"] = next((m["error"] for m in group if m.get("error")), None)
+    if len(ok) < len(group):
+        bad = [m for m in group if m["status"] != "ok"]
+        summary["warnings"].append(
+            f"{len(bad)} of {len(group)} repetitions did not succeed ({bad[0]['status']}: {bad[0]['error']})"
+        )
+    names = sorted({name for m in ok for name in m["metrics"]})
+    for name in names:
+        values = [m["metrics"][name] for m in ok if name in m["metrics"]]
+        s = stats.summarize(values)
+        summary["metrics"][name] = s.as_dict()
+    try:
+        primary = spec.workload(first["workload"]).primary_metric
+    except spec.ParamError:
+        primary = None
+    if primary in summary["metrics"]:
+        summary["warnings"] += stats.warnings_for(primary, stats.summarize(
+            [m["metrics"][primary] for m in ok if primary in m["metrics"]]))
+    return summary
+
+
+def run_document(store, run_ids: list[str]) -> dict:
+    runs = []
+    for run_id in run_ids:
+        run = store.run(run_id)
+        measurements = store.measurements(run_id)
+        runs.append({
+            "id": run["id"], "created_at": run["created_at"], "finished_at": run["finished_at"],
+            "status": run["status"], "command": run["command"], "suite": run["suite"],
+            "notes": run["notes"], "metadata": run["metadata"],
+            "imported_from": run.get("imported_from"),
+            "measurements": [_public(m) for m in measurements],
+            "summary": summarize_run(measurements),
+        })
+    return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "runs": runs}
+
+
+def _public(m: dict) -> dict:
+    return {k: v for k, v in m.items() if k != "stderr_tail"} | {"stderr_tail": m.get("stderr_tail") or ""}
+
+
+class DocumentError(ValueError):
+    pass
+
+
+_MEASUREMENT_KEYS = ("scenario", "workload", "target", "variant", "params", "repetition", "status")
+
+
+def check_document(doc: object, source: str) -> list[dict]:
+    """The runs of a results document, or an error saying what is wrong and where."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise DocumentError(f"{source}: not a msgbench results document (no \"format\": \"{FORMAT_NAME}\")")
+    if doc.get("version") != FORMAT_VERSION:
+        raise DocumentError(f"{source}: results format version {doc.get('version')!r} is not {FORMAT_VERSION}")
+    runs = doc.get("runs")
+    if not isinstance(runs, list) or not runs:
+        raise DocumentError(f"{source}: \"runs\" must be a non-empty list")
+    for i, run in enumerate(runs):
+        for key in ("id", "created_at", "status", "measurements"):
+            if key not in run:
+                raise DocumentError(f"{source}: runs[{i}] has no {key!r}")
+        for j, m in enumerate(run["measurements"]):
+            missing = [k for k in _MEASUREMENT_KEYS if k not in m]
+            if missing:
+                raise DocumentError(f"{source}: runs[{i}].measurements[{j}] has no {missing[0]!r}")
+            m.setdefault("warmup", False)
+            m.setdefault("variant_label", "idiomatic")
+            m.setdefault("sweep", None)
+            m.setdefault("x", None)
+            m.setdefault("metrics", {})
+            m.setdefault("verify", {})
+    return runs

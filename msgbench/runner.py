@@ -1,0 +1,251 @@
+"""The runner: plan a run, check it before anything starts, then measure.
+
+Every measurement is a fresh worker. Warm-up repetitions run first and are stored
+but never summarised. Targets are interleaved (A B A B ...) so that drift in the
+machine's state hits every target alike. Each measurement is stored the moment it
+ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
+"""
+
+import shlex
+import signal
+import sys
+from dataclasses import dataclass, field
+
+from msgbench import expr, spec, sysinfo, targets, workloads
+from msgbench.progress import Progress
+from msgbench.store import Store, now_iso
+from msgbench.suites import Scenario
+from msgbench.worker import Outcome, run_worker
+
+DEFAULT_TIMEOUT_S = 300.0
+MEMORY_HEADROOM = 0.9  # refuse a run whose estimate passes this share of the machine's RAM
+
+
+class PlanError(ValueError):
+    """The run cannot start: bad parameters, unknown names, or it will not fit."""
+
+
+@dataclass
+class Job:
+    """One point of one scenario on one target variant, repeated."""
+
+    scenario: Scenario
+    x: object
+    params: dict
+    target: targets.Target
+    variant: targets.Variant
+    repeat: int
+    warmup: int
+    timeout_s: float
+    process_limit: int
+    stopped: str | None = None  # why the remaining repetitions are skipped
+
+    @property
+    def label(self) -> str:
+        where = f" {self.scenario.sweep}={self.x}" if self.scenario.sweep else ""
+        return f"{self.scenario.name}{where} {self.target.name}/{self.variant.name}"
+
+
+@dataclass
+class Plan:
+    jobs: list[Job]
+    notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def plan_run(
+    scenarios: list[Scenario],
+    target_names: list[str] | None,
+    variant_choice: str | None,
+    repeat: int,
+    warmup: int,
+    timeout_s: float | None,
+    strict_targets: bool,
+) -> Plan:
+    """Resolve and check everything before any worker starts."""
+    plan = Plan(jobs=[])
+    for scenario in scenarios:
+        wl = spec.workload(scenario.workload)
+        chosen = _targets_for(scenario, wl, target_names, strict_targets, plan)
+        for x, given in scenario.points():
+            params = _resolve(wl, given)
+            for target in chosen:
+                for variant in _variants(target, wl.name, variant_choice or scenario.variants):
+                    plan.jobs.append(_job(scenario, x, params, wl, target, variant,
+                                          repeat, warmup, timeout_s))
+        plan.notes += [n for n in scenario.notes if n not in plan.notes]
+    if not plan.jobs:
+        raise PlanError("nothing to run: " + ("; ".join(plan.skipped) or "no scenario matched"))
+    return plan
+
+
+def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Target]:
+    names = target_names or scenario.targets
+    if names:
+        chosen = [targets.target(n) for n in names]
+    else:
+        chosen = [t for t in targets.registry().values() if wl.name in t.workloads]
+    usable = []
+    for t in chosen:
+        if wl.name not in t.workloads:
+            message = f"target {t.name} does not implement workload {wl.name} (it has: {', '.join(t.workloads)})"
+            if strict:
+                raise PlanError(message)
+            plan.skipped.append(message)
+            continue
+        try:
+            targets.require_installed(t)
+        except targets.TargetError as exc:
+            if strict:
+                raise PlanError(str(exc)) from None
+            plan.skipped.append(str(exc))
+            continue
+        usable.append(t)
+    return usable
+
+
+def _variants(target: targets.Target, workload: str, choice: str) -> list[targets.Variant]:
+    available = target.variants_for(workload)
+    if choice == "all":
+        return available
+    if choice == "default":
+        default = target.variants.get(target.default_variant)
+        return [default] if default and workload in default.workloads else available[:1]
+    wanted = [v.strip() for v in choice.split(",")]
+    names = {v.name: v for v in available}
+    picked = [names[w] for w in wanted if w in names]
+    if not picked:
+        raise PlanError(
+            f"target {target.name} has no variant {choice!r} for {workload}; "
+            f"its variants are: {', '.join(names)}"
+        )
+    return picked
+
+
+def _resolve(wl: spec.Workload, given: dict) -> dict:
+    try:
+        params = spec.resolve_params(wl, given)
+        workloads.check(wl.name, params)
+    except spec.ParamError as exc:
+        raise PlanError(str(exc)) from None
+    return params
+
+
+def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) -> Job:
+    processes = spec.processes_needed(wl, params)
+    if processes > target.max_processes:
+        raise PlanError(
+            f"{wl.name} with {_shown(params)} needs {processes:,} processes; target {target.name} "
+            f"allows at most {target.max_processes:,}"
+        )
+    need = processes * target.per_process_bytes
+    have = sysinfo.meminfo().get("MemTotal", 0)
+    if have and need > have * MEMORY_HEADROOM:
+        raise PlanError(
+            f"{wl.name} with {_shown(params)} on {target.name} needs about {need / 2**30:,.1f} GiB "
+            f"({processes:,} processes x {target.per_process_bytes:,} B): it will not fit in this "
+            f"machine's {have / 2**30:,.1f} GiB"
+        )
+    limit = scenario.timeout_s or timeout_s or DEFAULT_TIMEOUT_S
+    floor = wl.raw.get("time_limit_s")
+    if floor:
+        limit = max(limit, float(expr.evaluate(floor, params)))
+    return Job(
+        scenario=scenario, x=x, params=params, target=target, variant=variant,
+        repeat=scenario.repeat or repeat, warmup=scenario.warmup if scenario.warmup is not None else warmup,
+        timeout_s=limit, process_limit=max(1024, int(processes * 1.1) + 1000),
+    )
+
+
+def _shown(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items() if isinstance(v, (int, float)))
+
+
+# ---------------------------------------------------------------- execution
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def execute(plan: Plan, store: Store, suite: str | None, command: str | None = None,
+            progress: Progress | None = None) -> tuple[str, str]:
+    """Run every job; return the run id and its final status."""
+    runtimes = {t.name: targets.runtime_version(t) for t in {j.target.name: j.target for j in plan.jobs}.values()}
+    metadata = sysinfo.collect(runtimes)
+    command = command or shlex.join(["msgbench", *sys.argv[1:]])
+    notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
+    run_id = store.start_run(command, suite, metadata, notes)
+    progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    status = "complete"
+    try:
+        rounds = max(j.warmup + j.repeat for j in plan.jobs)
+        for round_index in range(rounds):
+            for job in plan.jobs:
+                if round_index < job.warmup + job.repeat and not job.stopped:
+                    _measure(job, round_index, run_id, store, progress)
+                elif round_index < job.warmup + job.repeat:
+                    progress.skip()
+    except KeyboardInterrupt:
+        status = "interrupted"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        progress.close()
+        store.finish_run(run_id, status)
+    return run_id, status
+
+
+def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress) -> None:
+    warmup = round_index < job.warmup
+    repetition = round_index + 1 if warmup else round_index - job.warmup + 1
+    progress.start(job.label + (" warm-up" if warmup else f" rep {repetition}/{job.repeat}"))
+    started_at = now_iso()
+    wl = spec.workload(job.scenario.workload)
+
+    def run_once(params: dict) -> Outcome:
+        outcome = run_worker(
+            job.target.argv(job.variant, job.process_limit),
+            cwd=job.target.folder, env=job.target.worker_env(job.variant),
+            request={"workload": wl.name, "variant": job.variant.name, "params": params,
+                     "repetition": round_index + 1},
+            target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
+        )
+        _verify(wl, params, outcome)
+        return outcome
+
+    try:
+        outcome = workloads.measure(wl.name, job.params, run_once)
+    except KeyboardInterrupt:
+        outcome = Outcome(status="interrupted", error="interrupted by the user (Ctrl-C or SIGTERM)")
+        _store(store, run_id, job, repetition, warmup, outcome, started_at)
+        progress.done(outcome.status)
+        raise
+    _store(store, run_id, job, repetition, warmup, outcome, started_at)
+    progress.done(outcome.status, outcome.error)
+    if outcome.status in ("unsupported", "bad_params", "timeout"):
+        job.stopped = outcome.status
+
+
+def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
+    if outcome.status != "ok":
+        return
+    problems = [f"metric {m} missing" for m in spec.missing_metrics(wl, outcome.metrics)]
+    problems += spec.failed_rules(wl, params, outcome.verify)
+    if problems:
+        outcome.status = "failed"
+        outcome.error = "verification failed: " + "; ".join(problems)
+
+
+def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, started_at) -> None:
+    extra = {k: v for k, v in job.variant.extra.items() if isinstance(v, (str, int, float))}
+    store.add_measurement(run_id, {
+        "scenario": job.scenario.name, "workload": job.scenario.workload, "target": job.target.name,
+        "variant": job.variant.name, "variant_label": job.variant.label, "params": job.params,
+        "sweep": job.scenario.sweep, "x": job.x, "repetition": repetition, "warmup": warmup,
+        "status": outcome.status, "error": outcome.error, "metrics": outcome.metrics,
+        "verify": outcome.verify,
+        "runtime_version": (outcome.hello or {}).get("runtime_version"),
+        "started_at": started_at, "worker": outcome.worker_info(),
+        "stderr_tail": outcome.stderr_tail, "extra": extra,
+    })

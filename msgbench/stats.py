@@ -1,0 +1,148 @@
+"""Statistics over repetitions, and the significance test behind `msgbench compare`.
+
+Benchmarks on a shared machine are noisy and samples are small (3-10 repetitions),
+so the summary leads with the median, flags a wide spread, and the A/B test is the
+distribution-free Mann-Whitney U test (exact for small samples without ties).
+"""
+
+import math
+import statistics
+from dataclasses import dataclass
+from functools import cache
+
+NOISY_CV = 0.10  # a coefficient of variation above this is called out as too noisy
+
+# Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom.
+_T975 = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+]
+
+
+def t975(df: int) -> float:
+    return _T975[df - 1] if df <= len(_T975) else 1.96 + 2.4 / df
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    min: float
+    max: float
+    mean: float
+    stdev: float
+    cv: float
+    ci95: tuple[float, float]
+    outliers: int
+
+    def as_dict(self) -> dict:
+        return {
+            "n": self.n, "median": self.median, "min": self.min, "max": self.max,
+            "mean": self.mean, "stdev": self.stdev, "cv": self.cv, "ci95": list(self.ci95),
+            "outliers": self.outliers,
+        }
+
+
+def summarize(values: list[float]) -> Summary:
+    """Median, spread and a t-based 95% confidence interval of the mean."""
+    if not values:
+        raise ValueError("no values to summarize")
+    n = len(values)
+    mean = statistics.fmean(values)
+    stdev = statistics.stdev(values) if n > 1 else 0.0
+    half = t975(n - 1) * stdev / math.sqrt(n) if n > 1 else 0.0
+    return Summary(
+        n=n, median=statistics.median(values), min=min(values), max=max(values), mean=mean,
+        stdev=stdev, cv=stdev / mean if mean else 0.0, ci95=(mean - half, mean + half),
+        outliers=count_outliers(values),
+    )
+
+
+def count_outliers(values: list[float]) -> int:
+    """Values beyond Tukey's fences (1.5 interquartile ranges outside the quartiles)."""
+    if len(values) < 4:
+        return 0
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    return sum(1 for v in values if v < low or v > high)
+
+
+def warnings_for(metric: str, s: Summary) -> list[str]:
+    found = []
+    if s.n > 1 and s.cv > NOISY_CV:
+        found.append(f"{metric}: coefficient of variation {s.cv:.0%} (> {NOISY_CV:.0%}): too noisy to trust")
+    if s.outliers:
+        found.append(f"{metric}: {s.outliers} outlier(s) among {s.n} repetitions")
+    if s.n < 3:
+        found.append(f"{metric}: only {s.n} repetition(s): no spread to judge")
+    return found
+
+
+# ---------------------------------------------------------------- Mann-Whitney U
+
+
+@dataclass(frozen=True)
+class UTest:
+    u: float
+    p_value: float
+    method: str  # exact | normal
+
+
+def mann_whitney(a: list[float], b: list[float]) -> UTest:
+    """Two-sided Mann-Whitney U test of whether a and b come from one distribution."""
+    if not a or not b:
+        raise ValueError("both samples need at least one value")
+    ranks = _ranks(a + b)
+    r1 = sum(ranks[: len(a)])
+    n1, n2 = len(a), len(b)
+    u1 = r1 - n1 * (n1 + 1) / 2
+    u = min(u1, n1 * n2 - u1)
+    ties = len(set(a + b)) < n1 + n2
+    if not ties and n1 * n2 <= 400:
+        counts = _u_distribution(n1, n2)
+        total = sum(counts)
+        tail = sum(counts[: int(u) + 1]) / total
+        return UTest(u=u1, p_value=min(1.0, 2 * tail), method="exact")
+    n = n1 + n2
+    tie_term = sum(t**3 - t for t in _tie_sizes(a + b)) / (n * (n - 1))
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term))
+    if sigma == 0:
+        return UTest(u=u1, p_value=1.0, method="normal")
+    z = (abs(u1 - n1 * n2 / 2) - 0.5) / sigma
+    p = math.erfc(max(z, 0) / math.sqrt(2))
+    return UTest(u=u1, p_value=min(1.0, p), method="normal")
+
+
+def _ranks(values: list[float]) -> list[float]:
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _tie_sizes(values: list[float]) -> list[int]:
+    return [values.count(v) for v in set(values) if values.count(v) > 1]
+
+
+@cache
+def _u_distribution(n1: int, n2: int) -> tuple[int, ...]:
+    """counts[u] = number of orderings of n1+n2 distinct values giving statistic u."""
+    if n1 == 0 or n2 == 0:
+        return (1,)
+    with_last_in_1 = _u_distribution(n1 - 1, n2)  # the largest value is in sample 1: adds n2
+    with_last_in_2 = _u_distribution(n1, n2 - 1)
+    size = n1 * n2 + 1
+    counts = [0] * size
+    for u, c in enumerate(with_last_in_1):
+        counts[u + n2] += c
+    for u, c in enumerate(with_last_in_2):
+        counts[u] += c
+    return tuple(counts)

@@ -1,0 +1,183 @@
+"""The target registry: targets/<name>/target.toml, availability, builds and versions."""
+
+import os
+import shutil
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from msgbench.paths import targets_dir
+
+
+class TargetError(RuntimeError):
+    """A target that is unknown, not installed, or failed to build."""
+
+
+@dataclass(frozen=True, eq=False)
+class Variant:
+    name: str
+    label: str
+    description: str
+    workloads: tuple[str, ...]
+    env: dict
+    args: tuple[str, ...]
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    name: str
+    kind: str
+    language: str
+    description: str
+    folder: Path
+    requires: tuple[str, ...]
+    packages: tuple[str, ...]
+    install_hint: str
+    build: str | None
+    run: tuple[str, ...]
+    version: tuple[str, ...]
+    test: str | None
+    lint: str | None
+    services: tuple[str, ...]
+    default_variant: str
+    per_process_bytes: int
+    max_processes: int
+    variants: dict[str, Variant]
+
+    @property
+    def workloads(self) -> list[str]:
+        seen = []
+        for variant in self.variants.values():
+            seen += [w for w in variant.workloads if w not in seen]
+        return seen
+
+    def variants_for(self, workload: str) -> list[Variant]:
+        return [v for v in self.variants.values() if workload in v.workloads]
+
+    def missing_requirements(self) -> list[str]:
+        return [tool for tool in self.requires if shutil.which(tool) is None]
+
+    def install_command(self) -> str:
+        if self.install_hint:
+            return self.install_hint
+        return f"apt-get install -y {' '.join(self.packages)}" if self.packages else ""
+
+    def argv(self, variant: Variant, process_limit: int) -> list[str]:
+        argv = []
+        for element in self.run:
+            if element == "{variant_args}":
+                argv += variant.args
+            else:
+                argv.append(element.replace("{process_limit}", str(process_limit)))
+        return argv
+
+    def worker_env(self, variant: Variant) -> dict:
+        return os.environ | {k: str(v) for k, v in variant.env.items()}
+
+
+def load_target(folder: Path) -> Target:
+    raw = tomllib.loads((folder / "target.toml").read_text())
+    known_keys = {"label", "description", "workloads", "env", "args"}
+    variants = {
+        name: Variant(
+            name=name,
+            label=body.get("label", "idiomatic"),
+            description=body.get("description", ""),
+            workloads=tuple(body.get("workloads", [])),
+            env=dict(body.get("env", {})),
+            args=tuple(body.get("args", [])),
+            extra={k: v for k, v in body.items() if k not in known_keys},
+        )
+        for name, body in raw.get("variants", {}).items()
+    }
+    if not variants:
+        raise TargetError(f"{folder / 'target.toml'} declares no variants")
+    if raw.get("name", folder.name) != folder.name:
+        raise TargetError(f"{folder / 'target.toml'}: name {raw['name']!r} differs from its folder")
+    return Target(
+        name=folder.name,
+        kind=raw.get("kind", "runtime"),
+        language=raw.get("language", ""),
+        description=raw.get("description", ""),
+        folder=folder,
+        requires=tuple(raw.get("requires", [])),
+        packages=tuple(raw.get("packages", [])),
+        install_hint=raw.get("install_hint", ""),
+        build=raw.get("build"),
+        run=tuple(raw["run"]),
+        version=tuple(raw.get("version", [])),
+        test=raw.get("test"),
+        lint=raw.get("lint"),
+        services=tuple(raw.get("services", [])),
+        default_variant=raw.get("default_variant", next(iter(variants))),
+        per_process_bytes=int(raw.get("per_process_bytes", 4096)),
+        max_processes=int(raw.get("max_processes", 1_000_000)),
+        variants=variants,
+    )
+
+
+@cache
+def registry() -> dict[str, Target]:
+    root = targets_dir()
+    found = {}
+    for toml in sorted(root.glob("*/target.toml")):
+        target = load_target(toml.parent)
+        found[target.name] = target
+    return found
+
+
+def target(name: str) -> Target:
+    known = registry()
+    if name not in known:
+        raise TargetError(f"unknown target {name!r}; known targets: {', '.join(sorted(known))}")
+    return known[name]
+
+
+def require_installed(t: Target) -> None:
+    missing = t.missing_requirements()
+    if missing:
+        hint = t.install_command()
+        how = f"; install it with: {hint}" if hint else ""
+        raise TargetError(f"target {t.name} needs {', '.join(missing)}, which is not installed{how}")
+
+
+def build(t: Target, quiet: bool = True) -> None:
+    """Build a target in its folder; raise with the build's output when it fails."""
+    require_installed(t)
+    if not t.build:
+        return
+    proc = subprocess.run(
+        ["bash", "-c", t.build], cwd=t.folder, capture_output=quiet, text=True, check=False
+    )
+    if proc.returncode != 0:
+        output = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]
+        raise TargetError(f"building target {t.name} failed ({t.build!r}, exit {proc.returncode}):\n{output}")
+
+
+@cache
+def runtime_version(t: Target) -> str:
+    """The runtime's version as its own command prints it, or why it could not."""
+    if not t.version:
+        return ""
+    if shutil.which(t.version[0]) is None and not (t.folder / t.version[0]).exists():
+        return "not installed"
+    try:
+        proc = subprocess.run(
+            list(t.version), cwd=t.folder, capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc})"
+    text = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
+    return text[0].strip() if text else "unknown"
+
+
+def missing_packages() -> list[str]:
+    """Debian packages that would provide every target's missing requirements."""
+    packages: list[str] = []
+    for t in registry().values():
+        if t.missing_requirements():
+            packages += [p for p in t.packages if p not in packages]
+    return packages

@@ -1,0 +1,233 @@
+"""One measurement: start a worker, hand it the request, read its JSON lines, clean up.
+
+Each worker runs in a session (process group) of its own so that a time limit, a
+crash or Ctrl-C in the harness can take down the worker and everything it started,
+and nothing is ever left running.
+"""
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from msgbench import spec
+
+STDERR_KEEP_BYTES = 16_384
+KILL_GRACE_S = 2.0
+
+
+@dataclass
+class Outcome:
+    status: str  # ok | failed | unsupported | bad_params | error | timeout | interrupted
+    error: str | None = None
+    metrics: dict = field(default_factory=dict)
+    verify: dict = field(default_factory=dict)
+    hello: dict | None = None
+    wall_s: float = 0.0
+    max_rss_bytes: int | None = None
+    exit_code: int | None = None
+    stderr_tail: str = ""
+    pgid: int | None = None  # the worker's process group, gone once run_worker returns
+
+    def worker_info(self) -> dict:
+        return {"wall_s": round(self.wall_s, 4), "max_rss_bytes": self.max_rss_bytes,
+                "exit_code": self.exit_code}
+
+
+class _Protocol:
+    """Follows the worker's lines and remembers the first breach of the protocol."""
+
+    def __init__(self, target: str, variant: str, on_progress):
+        self.target, self.variant, self.on_progress = target, variant, on_progress
+        self.hello = None
+        self.final = None  # the result or error message
+        self.breach = None
+
+    def feed(self, raw: bytes) -> None:
+        if self.breach:
+            return
+        text = raw.decode("utf-8", errors="replace").strip()
+        if not text:
+            return
+        try:
+            message = json.loads(text)
+        except json.JSONDecodeError:
+            self.breach = f"the worker printed a line that is not JSON on stdout: {text[:200]!r}"
+            return
+        problem = spec.message_problem(message)
+        if problem:
+            self.breach = f"the worker printed a message that breaks the protocol ({problem}): {text[:200]}"
+        elif message["type"] == "hello":
+            self._hello(message)
+        elif self.hello is None:
+            self.breach = f"the worker's first line was not hello: {text[:200]}"
+        elif self.final is not None:
+            self.breach = f"the worker printed {message['type']!r} after its {self.final['type']!r}"
+        elif message["type"] == "progress":
+            if self.on_progress:
+                self.on_progress(message["done"], message["total"])
+        else:
+            self.final = message
+
+    def _hello(self, message: dict) -> None:
+        if self.hello is not None:
+            self.breach = "the worker said hello twice"
+        elif message["target"] != self.target:
+            self.breach = f"the worker says it is target {message['target']!r}, not {self.target!r}"
+        elif message["variant"] != self.variant:
+            self.breach = f"the worker runs variant {message['variant']!r}, not {self.variant!r}"
+        else:
+            self.hello = message
+
+
+def run_worker(
+    argv: list[str],
+    *,
+    cwd,
+    env: dict,
+    request: dict,
+    target: str,
+    time_limit_s: float,
+    on_progress: Callable[[float, float], None] | None = None,
+) -> Outcome:
+    problem = spec.request_problem(request)
+    if problem:
+        raise ValueError(f"refusing to send an invalid request: {problem}")
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )
+    except OSError as exc:
+        return Outcome(status="error", error=f"cannot start worker {argv[0]!r}: {exc}")
+    protocol = _Protocol(target, request["variant"], on_progress)
+    stderr = bytearray()
+    timed_out = False
+    try:
+        _send_request(proc, request)
+        timed_out = not _pump(proc, protocol, stderr, started + time_limit_s)
+    except BaseException:
+        _kill_group(proc)
+        _reap(proc)
+        raise
+    if timed_out or protocol.breach:
+        _kill_group(proc)
+    exit_code, rusage = _reap(proc)
+    _kill_group(proc, grace_s=0)  # anything the worker left behind in its group
+    outcome = Outcome(
+        status="error", hello=protocol.hello, wall_s=time.monotonic() - started,
+        max_rss_bytes=rusage.ru_maxrss * 1024 if rusage else None, exit_code=exit_code,
+        stderr_tail=stderr[-STDERR_KEEP_BYTES:].decode("utf-8", errors="replace"), pgid=proc.pid,
+    )
+    _judge(outcome, protocol, timed_out, time_limit_s)
+    return outcome
+
+
+def _send_request(proc: subprocess.Popen, request: dict) -> None:
+    try:
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the worker died at once; its exit status tells the story
+
+
+def _pump(proc, protocol: _Protocol, stderr: bytearray, deadline: float) -> bool:
+    """Read stdout and stderr until both close. False if the deadline passed first."""
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, "out")
+    selector.register(proc.stderr, selectors.EVENT_READ, "err")
+    pending = b""
+    try:
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            for key, _ in selector.select(timeout=min(remaining, 0.5)):
+                chunk = os.read(key.fileobj.fileno(), 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.data == "err":
+                    stderr += chunk
+                    del stderr[:-STDERR_KEEP_BYTES]
+                else:
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        protocol.feed(line)
+                    if protocol.breach:
+                        return True
+        if pending:
+            protocol.feed(pending)
+        return True
+    finally:
+        selector.close()
+
+
+def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float) -> None:
+    final = protocol.final
+    tail = outcome.stderr_tail.strip().splitlines()[-3:]
+    said = f" (stderr: {' | '.join(tail)})" if tail else ""
+    if timed_out:
+        outcome.status = "timeout"
+        outcome.error = f"the worker was still running at its time limit of {limit:g} s and was killed"
+    elif protocol.breach:
+        outcome.error = protocol.breach
+    elif protocol.hello is None:
+        outcome.error = f"the worker exited (code {outcome.exit_code}) without saying hello{said}"
+    elif final is None:
+        outcome.error = f"the worker exited (code {outcome.exit_code}) without a result{said}"
+    elif final["type"] == "error":
+        kind = final["kind"]
+        outcome.status = kind if kind in ("bad_params", "unsupported") else "error"
+        outcome.error = final["message"] if outcome.status != "error" else f"{kind}: {final['message']}"
+    elif outcome.exit_code != 0:
+        outcome.error = f"the worker reported a result but exited with code {outcome.exit_code}{said}"
+    else:
+        outcome.status = "ok"
+        outcome.metrics, outcome.verify = final["metrics"], final["verify"]
+
+
+def _kill_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the worker's whole process group, then SIGKILL what is left."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM if grace_s else signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    if not grace_s:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not group_alive(proc.pid):
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _reap(proc: subprocess.Popen):
+    """Wait for the worker itself, returning its exit code and resource usage."""
+    for stream in (proc.stdout, proc.stderr):
+        if stream:
+            stream.close()
+    if proc.returncode is not None:
+        return proc.returncode, None
+    try:
+        _, status, rusage = os.wait4(proc.pid, 0)
+    except ChildProcessError:
+        return proc.wait(), None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, rusage

@@ -1,0 +1,117 @@
+"""Every real target, driven through the real protocol with small parameters.
+
+For each target, variant and workload it declares: the hello is right, the result
+matches the schema, every metric of the spec is there, the verify counts hold; the
+worker itself refuses bad parameters (naming them) and unknown workloads; and no
+process is left behind. A target whose runtime is missing is skipped, except in CI
+(MSGBENCH_REQUIRE_ALL_TARGETS=1), where that is a failure.
+"""
+
+import math
+import os
+
+import pytest
+
+from msgbench import spec, targets
+from msgbench.worker import group_alive, run_worker
+
+pytestmark = pytest.mark.targets
+
+SMALL = {
+    "ring": {"n": 100, "m": 5},
+    "fanin": {"senders": 2, "duration_ms": 100},
+}
+EXIT_SIGNAL_MIX = [{"percent": 50, "kind": "exit_signal", "size": 10},
+                   {"percent": 50, "kind": "message", "size": 10}]
+# Parameter values a worker must refuse on its own, and the name its answer must give.
+BAD = {
+    "ring": [({"n": 1}, "n"), ({"m": 0}, "m"), ({"n": "many"}, "n")],
+    "fanin": [({"senders": 0}, "senders"), ({"duration_ms": -1}, "duration_ms"),
+              ({"mix": [{"percent": 100, "kind": "message", "size": 0}]}, "size")],
+}
+TIME_LIMIT_S = 60
+
+
+def real_targets():
+    targets.registry.cache_clear()
+    return list(targets.registry().values())
+
+
+def cases():
+    return [pytest.param(t.name, variant.name, workload, id=f"{t.name}-{variant.name}-{workload}")
+            for t in real_targets() for variant in t.variants.values() for workload in variant.workloads]
+
+
+def ready(name: str) -> targets.Target:
+    t = targets.target(name)
+    missing = t.missing_requirements()
+    if missing:
+        message = f"{name} needs {', '.join(missing)}: {t.install_command()}"
+        if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    targets.build(t)
+    return t
+
+
+def call(t: targets.Target, variant: str, workload: str, params: dict):
+    v = t.variants[variant]
+    outcome = run_worker(
+        t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v),
+        request={"workload": workload, "variant": variant, "params": params, "repetition": 1},
+        target=t.name, time_limit_s=TIME_LIMIT_S,
+    )
+    assert outcome.pgid and not group_alive(outcome.pgid), "a worker process outlived its measurement"
+    return outcome
+
+
+def full_params(workload: str, overrides: dict) -> dict:
+    return spec.workload(workload).defaults() | SMALL[workload] | overrides
+
+
+@pytest.mark.parametrize("name, variant, workload", cases())
+def test_small_run_reports_every_metric_and_verifies(name, variant, workload):
+    t = ready(name)
+    wl = spec.workload(workload)
+    params = full_params(workload, {})
+    outcome = call(t, variant, workload, params)
+    assert outcome.status == "ok", outcome.error
+    assert outcome.hello["runtime_version"].strip()
+    assert spec.missing_metrics(wl, outcome.metrics) == []
+    for metric, value in outcome.metrics.items():
+        assert math.isfinite(value) and value >= 0, f"{metric} = {value}"
+    assert outcome.metrics[wl.primary_metric] > 0
+    assert spec.failed_rules(wl, params, outcome.verify) == []
+
+
+@pytest.mark.parametrize("name, variant, workload", cases())
+def test_worker_refuses_bad_params_by_name(name, variant, workload):
+    t = ready(name)
+    for overrides, named in BAD[workload]:
+        outcome = call(t, variant, workload, full_params(workload, overrides))
+        assert outcome.status == "bad_params", (overrides, outcome.status, outcome.error)
+        assert named in outcome.error, outcome.error
+    outcome = call(t, variant, workload, full_params(workload, {"no_such_param": 1}))
+    assert outcome.status == "bad_params" and "no_such_param" in outcome.error
+
+
+@pytest.mark.parametrize("name", [t.name for t in real_targets()])
+def test_unknown_workload_is_unsupported(name):
+    t = ready(name)
+    outcome = call(t, t.default_variant, "no_such_workload", {})
+    assert outcome.status == "unsupported", outcome.error
+
+
+@pytest.mark.parametrize("name", [t.name for t in real_targets() if "fanin" in t.workloads])
+def test_exit_signals_are_received_or_unsupported(name):
+    t = ready(name)
+    variant = next(v.name for v in t.variants_for("fanin"))
+    params = full_params("fanin", {"mix": EXIT_SIGNAL_MIX})
+    outcome = call(t, variant, "fanin", params)
+    if t.language == "erlang":
+        assert outcome.status == "ok", outcome.error
+        assert outcome.verify["sent_exit_signal"] > 0 and outcome.verify["sent_message"] > 0
+        assert spec.failed_rules(spec.workload("fanin"), params, outcome.verify) == []
+    else:
+        assert outcome.status == "unsupported", outcome.error
+        assert "exit" in outcome.error

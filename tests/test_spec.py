@@ -1,0 +1,80 @@
+import json
+
+import pytest
+
+from msgbench import spec
+from msgbench.paths import SPEC_DIR
+
+
+def ring():
+    return spec.workload("ring")
+
+
+def test_defaults_filled_in():
+    params = spec.resolve_params(ring(), {"n": 5000})
+    assert params == {"n": 5000, "m": 10, "payload": "BOO!"}
+
+
+@pytest.mark.parametrize("value", [0, 1, -5])
+def test_ring_too_small_names_value_and_range(value):
+    with pytest.raises(spec.ParamError) as exc:
+        spec.resolve_params(ring(), {"n": value})
+    assert f"n = {value}" in str(exc.value)
+    assert "from 2 to 134,217,727" in str(exc.value)
+
+
+def test_not_an_integer():
+    definition = ring().params["n"]
+    with pytest.raises(spec.ParamError, match="n = 'abc' is not an integer"):
+        spec.coerce("n", definition, "abc")
+    with pytest.raises(spec.ParamError, match="not an integer"):
+        spec.coerce("n", definition, "2.5")
+    assert spec.coerce("n", definition, "1e5") == 100000
+    assert spec.coerce("n", definition, "100_000") == 100000
+
+
+def test_booleans_are_not_numbers():
+    with pytest.raises(spec.ParamError):
+        spec.resolve_params(ring(), {"n": True})
+
+
+def test_unknown_parameter_lists_the_known_ones():
+    with pytest.raises(spec.ParamError, match="unknown parameter 'laps'.*n, m, payload"):
+        spec.resolve_params(ring(), {"laps": 3})
+
+
+def test_unknown_workload():
+    with pytest.raises(spec.ParamError, match="unknown workload 'rong'"):
+        spec.workload("rong")
+
+
+def test_verify_rules_report_the_numbers():
+    params = {"n": 10, "m": 3, "payload": "x"}
+    assert spec.failed_rules(ring(), params, {"hops": 30, "laps": 3, "links": 10}) == []
+    failures = spec.failed_rules(ring(), params, {"hops": 29, "laps": 3, "links": 10})
+    assert failures == ["hops == n * m does not hold (hops=29, m=3, n=10)"]
+    missing = spec.failed_rules(ring(), params, {"laps": 3, "links": 10})
+    assert "did not report hops" in missing[0]
+
+
+def test_message_schema_checks_each_kind():
+    assert spec.message_problem({"type": "hello", "target": "go", "runtime_version": "1", "variant": "d"}) is None
+    assert "runtime_version" in spec.message_problem({"type": "hello", "target": "go", "variant": "d"})
+    assert "not one of" in spec.message_problem({"type": "goodbye"})
+    assert spec.message_problem({"type": "result", "metrics": {"x_ms": "fast"}, "verify": {}})
+    assert spec.message_problem({"type": "error", "kind": "bad_params", "message": "n = 1"}) is None
+    assert spec.message_problem({"type": "error", "kind": "oops", "message": "n = 1"})
+    assert spec.message_problem([1, 2])
+
+
+def test_every_workload_spec_is_complete():
+    for path in (SPEC_DIR / "workloads").glob("*.json"):
+        raw = json.loads(path.read_text())
+        wl = spec.workload(raw["workload"])
+        assert wl.primary_metric in wl.metrics, path
+        for name in wl.metrics:
+            assert name.endswith(("_ms", "_us", "_per_s", "_bytes")), f"{path}: {name} has no unit"
+        for name, definition in wl.params.items():
+            spec.check_param(name, definition, definition["default"])
+        for rule in wl.verify_rules:
+            assert rule["rule"] and rule["description"]
