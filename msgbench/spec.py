@@ -120,11 +120,24 @@ def coerce(name: str, definition: dict, text: str):
 
 
 def check_param(name: str, definition: dict, value) -> None:
-    errors = sorted(jsonschema.Draft202012Validator(definition).iter_errors(value), key=str)
     if isinstance(value, bool) and definition.get("type") in ("integer", "number"):
-        errors = errors or [True]
-    if errors:
         raise ParamError(f"{name} = {json.dumps(value)} is out of range: {describe_range(name, definition)}")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(definition).iter_errors(value))
+    if error is None:
+        return
+    if not error.absolute_path and error.validator in ("required", "additionalProperties", "minItems", "maxItems"):
+        raise ParamError(f"{name} = {json.dumps(value)}: {error.message} ({describe_range(name, definition)})")
+    if not error.absolute_path:
+        raise ParamError(f"{name} = {json.dumps(value)} is out of range: {describe_range(name, definition)}")
+    where = name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    if error.validator in ("required", "additionalProperties", "type"):
+        raise ParamError(f"{where} = {json.dumps(error.instance)}: {error.message} (in {name} = {json.dumps(value)})")
+    # A part of a structured value (fanin's mix): name that part and its own range.
+    leaf = str(error.absolute_path[-1])
+    raise ParamError(
+        f"{where} = {json.dumps(error.instance)} is out of range: {describe_range(leaf, error.schema)}"
+        f" (in {name} = {json.dumps(value)})"
+    )
 
 
 def resolve_params(wl: Workload, given: dict) -> dict:

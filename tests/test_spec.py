@@ -39,7 +39,7 @@ def test_booleans_are_not_numbers():
 
 
 def test_unknown_parameter_lists_the_known_ones():
-    with pytest.raises(spec.ParamError, match="unknown parameter 'laps'.*n, m, payload"):
+    with pytest.raises(spec.ParamError, match=r"unknown parameter 'laps'.*n, m, payload"):
         spec.resolve_params(ring(), {"laps": 3})
 
 
