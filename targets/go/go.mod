@@ -1,0 +1,3 @@
+module msgbench/targets/go
+
+go 1.22

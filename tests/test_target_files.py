@@ -1,0 +1,37 @@
+"""Every target folder follows docs/targets.md: a valid target.toml and a Makefile contract."""
+
+import json
+import re
+import tomllib
+
+import jsonschema
+import pytest
+
+from msgbench import spec
+from msgbench.paths import REPO_ROOT, SPEC_DIR
+
+TARGET_FILES = sorted((REPO_ROOT / "targets").glob("*/target.toml"))
+SCHEMA = json.loads((SPEC_DIR / "target.schema.json").read_text())
+
+
+@pytest.mark.parametrize("path", TARGET_FILES, ids=lambda p: p.parent.name)
+def test_target_toml_matches_schema_and_spec(path):
+    raw = tomllib.loads(path.read_text())
+    jsonschema.validate(raw, SCHEMA)
+    assert raw["name"] == path.parent.name
+    assert raw.get("default_variant", next(iter(raw["variants"]))) in raw["variants"]
+    for name, variant in raw["variants"].items():
+        for workload in variant["workloads"]:
+            spec.workload(workload)  # raises for a workload the spec does not define
+        assert variant.get("description"), f"variant {name} says nothing about itself"
+
+
+@pytest.mark.parametrize("path", TARGET_FILES, ids=lambda p: p.parent.name)
+def test_target_makefile_has_the_contract_targets(path):
+    makefile = (path.parent / "Makefile").read_text()
+    for rule in ("build", "test", "lint", "clean"):
+        assert re.search(rf"^{rule}:", makefile, re.MULTILINE), f"{path.parent.name}/Makefile has no {rule}:"
+
+
+def test_the_four_runtimes_are_there():
+    assert {p.parent.name for p in TARGET_FILES} >= {"erlang", "go", "rust", "c"}
