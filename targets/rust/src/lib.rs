@@ -1,0 +1,10 @@
+//! msgbench worker for Rust: tokio tasks and channels (and, for fanin, std threads).
+//! See README.md for the variants and how each workload maps to its seed.
+
+pub mod fanin;
+pub mod measure;
+pub mod params;
+pub mod protocol;
+pub mod ring;
+pub mod variant;
+pub mod worker;

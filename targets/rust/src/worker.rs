@@ -1,0 +1,83 @@
+//! One measurement from request to report: hello first, then a result or an error.
+
+use crate::fanin::{self, FaninParams};
+use crate::protocol::{self, Measurement, Request, WorkerError};
+use crate::ring::{self, RingParams};
+use crate::variant::{Variant, Workload};
+use std::io::{self, Write};
+use std::panic::{self, AssertUnwindSafe};
+
+/// What `hello` reports as the runtime: the tokio release and the compiler.
+pub fn runtime_version() -> String {
+    format!(
+        "tokio {} / {}",
+        env!("MSGBENCH_TOKIO_VERSION"),
+        env!("MSGBENCH_RUSTC_VERSION")
+    )
+}
+
+/// Answers one request line on `out`. Only an I/O error on `out` is returned:
+/// everything else is reported through the protocol.
+pub fn serve(request_line: &str, out: &mut impl Write) -> io::Result<()> {
+    let (variant, outcome) = match protocol::parse_request(request_line) {
+        Ok(request) => (request.variant.clone(), Ok(request)),
+        Err((variant, error)) => (variant, Err(error)),
+    };
+    writeln!(
+        out,
+        "{}",
+        protocol::hello_line(&variant, &runtime_version())
+    )?;
+    out.flush()?;
+
+    let report = match outcome.and_then(|request| execute_guarded(&request)) {
+        Ok(measurement) => protocol::result_line(&measurement),
+        Err(error) => protocol::error_line(&error),
+    };
+    writeln!(out, "{report}")?;
+    out.flush()
+}
+
+/// A panic anywhere in the measurement becomes an `internal` error line.
+fn execute_guarded(request: &Request) -> Result<Measurement, WorkerError> {
+    panic::catch_unwind(AssertUnwindSafe(|| execute(request))).unwrap_or_else(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|text| text.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        Err(WorkerError::internal(format!(
+            "the worker panicked: {reason}"
+        )))
+    })
+}
+
+fn execute(request: &Request) -> Result<Measurement, WorkerError> {
+    let workload = Workload::from_name(&request.workload).ok_or_else(|| {
+        WorkerError::unsupported(format!(
+            "workload {:?} is not implemented by {}: it implements ring, fanin",
+            request.workload,
+            protocol::TARGET_NAME
+        ))
+    })?;
+    let variant = Variant::from_name(&request.variant).ok_or_else(|| {
+        let known: Vec<&str> = Variant::ALL.iter().map(|variant| variant.name()).collect();
+        WorkerError::unsupported(format!(
+            "variant {:?} is unknown to {}: its variants are {}",
+            request.variant,
+            protocol::TARGET_NAME,
+            known.join(", ")
+        ))
+    })?;
+    if !variant.supports(workload) {
+        return Err(WorkerError::unsupported(format!(
+            "variant {} does not implement {}",
+            variant.name(),
+            workload.name()
+        )));
+    }
+    match workload {
+        Workload::Ring => ring::run(variant, &RingParams::from_json(&request.params)?),
+        Workload::Fanin => fanin::run(variant, &FaninParams::from_json(&request.params)?),
+    }
+}

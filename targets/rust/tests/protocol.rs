@@ -1,0 +1,163 @@
+//! Drives the worker binary through the real protocol: one request on stdin,
+//! JSON lines on stdout, exit status 0.
+
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const WORKER: &str = env!("CARGO_BIN_EXE_msgbench-rust");
+
+/// Runs the worker on `request` and returns its stdout lines, parsed.
+fn exchange(request: &str) -> Vec<Value> {
+    let mut child = Command::new(WORKER)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the worker starts");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(request.as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "exit status {:?}", output.status);
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+        .collect()
+}
+
+fn request(workload: &str, variant: &str, params: Value) -> String {
+    json!({"workload": workload, "variant": variant, "params": params, "repetition": 1}).to_string()
+}
+
+fn ring_params(n: u64, m: u64) -> Value {
+    json!({"n": n, "m": m, "payload": "BOO!"})
+}
+
+fn fanin_params(senders: u64, size: u64) -> Value {
+    json!({
+        "senders": senders,
+        "duration_ms": 20,
+        "mix": [{"percent": 100, "kind": "message", "size": size}],
+        "method": "msgbench",
+        "memory_limit_mb": 8192
+    })
+}
+
+/// Checks hello then exactly one final line, and returns the final line.
+fn final_line(lines: &[Value], variant: &str) -> Value {
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let hello = &lines[0];
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["target"], "rust");
+    assert_eq!(hello["variant"], variant);
+    assert!(hello["runtime_version"].as_str().unwrap().contains("tokio"));
+    lines[1].clone()
+}
+
+fn assert_error(lines: &[Value], variant: &str, kind: &str, mentions: &str) {
+    let last = final_line(lines, variant);
+    assert_eq!(last["type"], "error", "{last}");
+    assert_eq!(last["kind"], kind, "{last}");
+    let message = last["message"].as_str().unwrap();
+    assert!(
+        message.contains(mentions),
+        "{message:?} should mention {mentions:?}"
+    );
+}
+
+#[test]
+fn ring_result_has_every_metric_and_count() {
+    for variant in ["default", "current_thread"] {
+        let lines = exchange(&request("ring", variant, ring_params(100, 3)));
+        let result = final_line(&lines, variant);
+        assert_eq!(result["type"], "result");
+        let spec: Value =
+            serde_json::from_str(include_str!("../../../spec/workloads/ring.json")).unwrap();
+        for metric in spec["metrics"].as_object().unwrap().keys() {
+            assert!(
+                result["metrics"][metric].is_number(),
+                "{variant}: {metric} missing"
+            );
+        }
+        assert_eq!(
+            result["verify"],
+            json!({"hops": 300, "laps": 3, "links": 100})
+        );
+    }
+}
+
+#[test]
+fn fanin_result_has_every_metric_and_count() {
+    let spec: Value =
+        serde_json::from_str(include_str!("../../../spec/workloads/fanin.json")).unwrap();
+    for variant in ["default", "current_thread", "tuned", "threads"] {
+        for size in [1, 100] {
+            let lines = exchange(&request("fanin", variant, fanin_params(2, size)));
+            let result = final_line(&lines, variant);
+            assert_eq!(result["type"], "result", "{result}");
+            for metric in spec["metrics"].as_object().unwrap().keys() {
+                assert!(
+                    result["metrics"][metric].is_number(),
+                    "{variant}: {metric} missing"
+                );
+            }
+            let verify = &result["verify"];
+            assert!(verify["sent_message"].as_u64().unwrap() > 0);
+            assert_eq!(verify["received_message"], verify["sent_message"]);
+            assert_eq!(verify["sent_exit_signal"], 0);
+            assert_eq!(verify["received_exit_signal"], 0);
+            assert_eq!(verify["receiver_alive"], 1);
+        }
+    }
+}
+
+#[test]
+fn bad_params_name_the_param_value_and_range() {
+    let lines = exchange(&request("ring", "default", ring_params(1, 3)));
+    assert_error(
+        &lines,
+        "default",
+        "bad_params",
+        "n = 1 is out of range: n must be an integer",
+    );
+
+    let mut params = ring_params(10, 3);
+    params["extra"] = json!(true);
+    let lines = exchange(&request("ring", "default", params));
+    assert_error(&lines, "default", "bad_params", "extra");
+
+    let mut params = fanin_params(2, 1);
+    params["senders"] = json!(0);
+    let lines = exchange(&request("fanin", "default", params));
+    assert_error(&lines, "default", "bad_params", "senders = 0");
+}
+
+#[test]
+fn exit_signals_are_unsupported() {
+    let mut params = fanin_params(2, 1);
+    params["mix"] = json!([
+        {"percent": 50, "kind": "exit_signal", "size": 1},
+        {"percent": 50, "kind": "message", "size": 1}
+    ]);
+    let lines = exchange(&request("fanin", "default", params));
+    assert_error(&lines, "default", "unsupported", "exit signals");
+}
+
+#[test]
+fn unknown_workloads_and_variants_are_unsupported() {
+    let lines = exchange(&request("chat", "default", json!({})));
+    assert_error(&lines, "default", "unsupported", "chat");
+    let lines = exchange(&request("ring", "green_threads", ring_params(10, 1)));
+    assert_error(&lines, "green_threads", "unsupported", "green_threads");
+    let lines = exchange(&request("ring", "threads", ring_params(10, 1)));
+    assert_error(&lines, "threads", "unsupported", "ring");
+}
+
+#[test]
+fn a_broken_request_still_gets_hello_then_an_error() {
+    let lines = exchange("this is not json");
+    assert_error(&lines, "unknown", "bad_params", "JSON");
+}
