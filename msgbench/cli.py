@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from msgbench import compare, doctor, results, spec, suites, tables, targets, workloads
-from msgbench.formats import markdown, seed_ring
+from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_ring
 from msgbench.paths import default_store_path
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
 from msgbench.store import Store, StoreError
@@ -82,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("run_a")
     p.add_argument("run_b")
     p.add_argument("--metric", help="metric to compare (default: each workload's primary metric)")
+    p = command("report", cmd_report, "write a self-contained HTML report of runs (and PNGs)")
+    p.add_argument("runs", nargs="+", help="run ids (or 'latest'); several runs are overlaid")
+    p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="HTML file to write")
+    p.add_argument("--png", type=Path, metavar="DIR", help="also write every graph as a PNG into DIR")
+    p.add_argument("--title", help="the report's title")
+    p = command("serve", cmd_serve, "the results page: paste, drop or pick runs and draw them together")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     return parser
 
 
@@ -275,10 +283,8 @@ def cmd_export(args) -> int:
     elif args.format == "md":
         text = markdown.render(doc)
     elif args.format == "csv":
-        from msgbench.formats import csvfmt
         text = csvfmt.render(doc)
     else:
-        from msgbench.formats import otp
         text = otp.render(doc)
     if args.output:
         args.output.write_text(text)
@@ -293,12 +299,21 @@ def cmd_import(args) -> int:
         text = args.file.read_text()
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{args.file}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if "Scenario:" in text and not text.lstrip().startswith("{"):
+        try:
+            runs = otp_import.runs_from_text(text, str(args.file))
+        except otp.ParseError as exc:
+            raise UsageError(f"{args.file}: {exc}") from None
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(
+                f"{args.file}: neither a msgbench JSON document nor the Erlang/OTP page's format "
+                f"(JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        runs = results.check_document(doc, str(args.file))
     store = _store(args)
-    for run in results.check_document(doc, str(args.file)):
+    for run in runs:
         run_id = store.import_run(run, str(args.file))
         print(f"imported run {run_id} ({len(run['measurements'])} measurements)")
     return EXIT_OK
@@ -318,4 +333,48 @@ def cmd_compare(args) -> int:
               f"{r['ratio']:.3f}" if r.get("ratio") else "-", r["verdict"]] for r in rows]
     print(tables.render(["workload", "point", "target/variant", "metric", "median A", "median B",
                          "B/A", "verdict"], table))
+    return EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from msgbench import report
+
+    store = _store(args)
+    doc = results.run_document(store, [store.resolve(r) for r in args.runs])
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(report.render_html(doc, title=args.title))
+    print(f"report: {args.output.resolve()}")
+    if args.png:
+        written = report.write_pngs(doc, args.png)
+        print(f"{len(written)} PNG files in {args.png.resolve()}")
+    return EXIT_OK
+
+
+def cmd_serve(args) -> int:
+    from msgbench import web
+
+    path = args.store or default_store_path()
+
+    # The page's server answers on several threads; an SQLite connection belongs to
+    # the thread that opened it, so each request opens the store afresh.
+    def list_runs() -> list[dict]:
+        store = Store(path)
+        try:
+            return store.runs()
+        finally:
+            store.close()
+
+    def load_run(run_id: str) -> dict:
+        store = Store(path)
+        try:
+            return results.run_document(store, [store.resolve(run_id)])
+        finally:
+            store.close()
+
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is out of range: it must be from 0 to 65,535")
+    try:
+        web.serve(args.host, args.port, list_runs, load_run)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     return EXIT_OK

@@ -1,0 +1,208 @@
+"""The self-contained HTML report: one file that opens offline.
+
+Python writes the page's text (run metadata, section headings, tables) with every
+value escaped; the figures are drawn in the browser by static/plot.js from JSON
+embedded in a <script type="application/json"> element. That JSON has `<`, `>` and
+`&` escaped as \\u003c etc., so no results text can close the element, and the
+scripts only ever insert it with textContent. A Content-Security-Policy allows only
+the report's own inline scripts (by hash) and no network at all.
+"""
+
+import base64
+import hashlib
+import html
+import itertools
+import json
+import math
+from datetime import UTC, datetime
+from importlib import resources
+
+import msgbench
+from msgbench.report import model
+from msgbench.report.workloads import section
+
+_STATIC = resources.files("msgbench.report") / "static"
+_METADATA_FIELDS = (
+    ("host", "host"), ("cpu_model", "CPU"), ("cores", "cores"), ("memory_bytes", "memory"),
+    ("kernel", "kernel"), ("os", "OS"), ("python", "Python"), ("git_revision", "git revision"),
+    ("msgbench_version", "msgbench"),
+)
+
+
+def static_text(name: str) -> str:
+    return (_STATIC / name).read_text(encoding="utf-8")
+
+
+def json_for_script(data: object) -> str:
+    """JSON that is safe inside a <script> element: no `<`, `>` or `&` left to misread."""
+    text = json.dumps(_finite(data), ensure_ascii=False, allow_nan=False)
+    for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+def _finite(value: object) -> object:
+    """NaN and infinities are not JSON; they are no number, so they become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _script_hash(source: str) -> str:
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def sections_of(doc: dict) -> list[dict]:
+    return [section(data) for data in model.collect(doc)]
+
+
+def render_html(doc: dict, *, title: str | None = None) -> str:
+    """The report of every run in the document as one self-contained HTML page."""
+    runs = model.runs_of(doc)
+    sections = sections_of(doc)
+    title = title or "msgbench report: " + ", ".join(str(r.get("id", "?")) for r in runs)
+    figures = {item["id"]: item for s in sections for item in s["items"] if item["kind"] != "table"}
+    scripts = [static_text("plot.js"), static_text("report.js")]
+    for source in scripts:
+        if "</script" in source.lower():  # would end the element early
+            raise ValueError("a report script contains '</script'")
+    csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+           f"script-src {' '.join(_script_hash(s) for s in scripts)}")
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        # The policy has no `"`, `<` or `&`; its quotes must stay as they are.
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(title)}</title>",
+        f"<style>{static_text('plot.css')}\n{static_text('report.css')}</style>",
+        "</head><body>",
+        "<header>",
+        f"<h1>{e(title)}</h1>",
+        f'<p class="generated">Generated {e(_now())} by msgbench {e(msgbench.__version__)}. '
+        "Medians of the repetitions; error bars span min–max; n/a = not supported by the "
+        "target, failed = no valid result; neither is ever drawn as zero.</p>",
+        _toc(sections),
+        "</header><main>",
+        _runs_html(runs),
+        *(_section_html(s) for s in sections),
+        "</main>",
+        '<script type="application/json" id="msgbench-data">'
+        + json_for_script({"figures": figures}) + "</script>",
+        *(f"<script>{source}</script>" for source in scripts),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _toc(sections: list[dict]) -> str:
+    links = ['<li><a href="#runs">Runs</a></li>']
+    links += [f'<li><a href="#section-{html.escape(s["id"])}">{html.escape(s["title"])}</a></li>'
+              for s in sections]
+    return '<nav><ul class="toc">' + "".join(links) + "</ul></nav>"
+
+
+def _runs_html(runs: list[dict]) -> str:
+    parts = ['<section id="runs" class="runs"><h2>Runs</h2>']
+    for run in runs:
+        parts.append(_run_html(run))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _run_html(run: dict) -> str:
+    e = html.escape
+    meta = run.get("metadata") or {}
+    measurements = run.get("measurements") or []
+    rows = [("status", run.get("status")), ("command", run.get("command")),
+            ("suite", run.get("suite")), ("started", run.get("created_at")),
+            ("finished", run.get("finished_at"))]
+    for key, label in _METADATA_FIELDS:
+        value = meta.get(key)
+        if key == "memory_bytes" and isinstance(value, (int, float)):
+            value = f"{value / 2**30:.1f} GiB"
+        rows.append((label, value))
+    for name, version in sorted((meta.get("runtimes") or {}).items()):
+        rows.append((f"runtime {name}", version))
+    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes"}
+    rows += [(k, v) for k, v in meta.items() if k not in known]
+    warmups = sum(1 for m in measurements if m.get("warmup"))
+    not_ok = sum(1 for m in measurements if not m.get("warmup") and m.get("status") != "ok")
+    rows.append(("measurements", f"{len(measurements)} ({warmups} warm-up, {not_ok} not ok)"))
+    body = "".join(f"<tr><th>{e(str(k))}</th><td>{e(_text(v))}</td></tr>" for k, v in rows
+                   if v not in (None, ""))
+    notes = "".join(f"<li>{e(str(n))}</li>" for n in run.get("notes") or [])
+    return (f'<div class="run" data-run="{e(str(run.get("id", "")))}">'
+            f"<h3>Run {e(str(run.get('id', '?')))}</h3>"
+            f'<table class="meta">{body}</table>'
+            + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</div>")
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _section_html(s: dict) -> str:
+    e = html.escape
+    parts = [f'<section class="workload" id="section-{e(s["id"])}" '
+             f'data-workload="{e(s["workload"])}">', f"<h2>{e(s['title'])}</h2>"]
+    if s["description"]:
+        parts.append(f'<p class="description">{e(s["description"])}</p>')
+    if s["seed"]:
+        parts.append(f'<p class="seed">Reproduces seed {e(s["seed"])}.</p>')
+    if not s["items"]:
+        parts.append('<p class="empty">Nothing to draw: no summary has a number.</p>')
+    for row, items in itertools.groupby(s["items"], key=lambda item: item.get("row")):
+        rendered = [_item_html(item) for item in items]
+        # Items that share a row (a table and its heatmap) are laid out side by side.
+        parts.append(f'<div class="item-row">{"".join(rendered)}</div>' if row else
+                     "\n".join(rendered))
+    table = s["summary_table"]
+    parts.append(f'<details class="summaries"><summary>All summaries ({len(table["rows"])})'
+                 f"</summary>{table_html(table)}</details>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _item_html(item: dict) -> str:
+    if item["kind"] == "table":
+        return table_html(item)
+    return (f'<div class="figure" data-figure="{html.escape(item["id"])}">'
+            f"<noscript>{html.escape(item['title'])}: the figures need JavaScript.</noscript>"
+            "</div>")
+
+
+def table_html(table: dict) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(c)}</th>" for c in table["columns"])
+    rows = []
+    for row in table["rows"]:
+        cells = []
+        for cell in row:
+            classes = [] if cell["status"] == "ok" else ["na" if cell["status"] == "unsupported"
+                                                         else "failed"]
+            if _looks_numeric(cell["text"]):
+                classes.append("num")
+            attr = f' class="{" ".join(classes)}"' if classes else ""
+            cells.append(f"<td{attr}>{e(cell['text'])}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    note = f'<p class="table-note">{e(table["note"])}</p>' if table.get("note") else ""
+    return (f'<div class="table-wrap" data-table="{e(table["id"])}"><table class="data">'
+            f"<caption>{e(table['title'])}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>{note}</div>")
+
+
+def _looks_numeric(text: str) -> bool:
+    return bool(text) and text.replace(",", "").replace(".", "").replace("e", "").replace(
+        "-", "").replace("+", "").isdigit()

@@ -1,0 +1,288 @@
+"""Shape a results document into the points and traces the pictures draw.
+
+Everything here is plain data in, plain data out, so the report, the PNG writer and
+the results page share one way of turning summaries into numbers — and the rules
+that matter most live in one place: a point whose summary is not `ok` carries its
+status (n/a or failed) and no number, never a zero.
+"""
+
+import json
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from msgbench import results, spec
+
+# Sections come in the seeds' order; workloads not listed follow alphabetically.
+WORKLOAD_ORDER = ("ring", "fanin", "socket", "pubsub", "chat")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    index: int
+    id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One summary (one point of one scenario, target and variant) with its run."""
+
+    run: RunInfo
+    summary: dict
+
+    @property
+    def workload(self) -> str:
+        return self.summary["workload"]
+
+    @property
+    def params(self) -> dict:
+        return self.summary.get("params") or {}
+
+    @property
+    def status(self) -> str:
+        return self.summary.get("status", "failed")
+
+    def series_key(self) -> tuple:
+        return (self.run.index, self.summary["target"], self.summary["variant"])
+
+
+@dataclass(frozen=True)
+class Point:
+    """One value of a trace; y is None whenever status is not ok."""
+
+    x: object
+    y: float | None
+    lo: float | None = None
+    hi: float | None = None
+    n: int = 0
+    status: str = "ok"  # ok | unsupported | failed | timeout | ... | missing
+    note: str = ""
+
+
+@dataclass
+class WorkloadData:
+    """What a workload's section is drawn from."""
+
+    workload: str
+    spec: spec.Workload | None
+    entries: list[Entry]
+    runs: list[RunInfo]
+    multi_run: bool = field(init=False)
+
+    def __post_init__(self):
+        self.multi_run = len({e.run.index for e in self.entries}) > 1
+
+    @property
+    def primary_metric(self) -> str | None:
+        if self.spec:
+            return self.spec.primary_metric
+        names = metric_names(self.entries)
+        return names[0] if names else None
+
+    def better(self, metric: str) -> str:
+        return self.spec.metric_better(metric) if self.spec else "none"
+
+    def label(self, entry: Entry) -> str:
+        return series_label(entry, self.multi_run)
+
+
+def workload_spec(name: str) -> spec.Workload | None:
+    return spec.workloads().get(name)
+
+
+def runs_of(doc: dict) -> list[dict]:
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list):
+        raise ValueError('not a msgbench results document: it has no "runs" list')
+    return runs
+
+
+def run_infos(doc: dict) -> list[RunInfo]:
+    return [RunInfo(i, str(run.get("id") or f"run {i + 1}"), str(run.get("id") or f"run {i + 1}"))
+            for i, run in enumerate(runs_of(doc))]
+
+
+def summaries_of(run: dict) -> list[dict]:
+    """The run's summaries, computed from its measurements when the document has none."""
+    summary = run.get("summary")
+    if summary:
+        return summary
+    measurements = run.get("measurements") or []
+    return results.summarize_run(measurements) if measurements else []
+
+
+def collect(doc: dict) -> list[WorkloadData]:
+    """Every workload in the document, in section order, with its summaries."""
+    infos = run_infos(doc)
+    by_workload: dict[str, list[Entry]] = {}
+    for info, run in zip(infos, runs_of(doc), strict=True):
+        for summary in summaries_of(run):
+            by_workload.setdefault(summary["workload"], []).append(Entry(info, summary))
+    order = sorted(by_workload, key=lambda w: (
+        WORKLOAD_ORDER.index(w) if w in WORKLOAD_ORDER else len(WORKLOAD_ORDER), w))
+    return [WorkloadData(w, workload_spec(w), by_workload[w], infos) for w in order]
+
+
+# ---------------------------------------------------------------- grouping
+
+
+def canonical(value: object) -> str:
+    """A stable text form of params, for grouping by value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def fixed_params(summary: dict, also_free: Iterable[str] = ()) -> dict:
+    """The params that stay fixed along the scenario's x axis."""
+    free = {summary.get("sweep"), *also_free}
+    return {k: v for k, v in (summary.get("params") or {}).items() if k not in free}
+
+
+def group_by(items: Iterable, key: Callable) -> dict:
+    """Items grouped by key, groups and members in first-seen order."""
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
+
+
+def scenario_groups(entries: Iterable[Entry]) -> dict[tuple, list[Entry]]:
+    """One group per scenario: same name, same swept param, same fixed params."""
+    return group_by(entries, lambda e: (
+        e.summary["scenario"], e.summary.get("sweep"), canonical(fixed_params(e.summary))))
+
+
+def distinguishing(param_sets: list[dict]) -> list[dict]:
+    """For each param set, only the params whose value differs between the sets."""
+    keys = {k for params in param_sets for k in params}
+    varying = sorted(k for k in keys if len({canonical(p.get(k)) for p in param_sets}) > 1)
+    return [{k: p.get(k) for k in varying if k in p} for p in param_sets]
+
+
+def describe_params(params: dict) -> str:
+    return ", ".join(f"{k}={_short(v)}" for k, v in params.items())
+
+
+def _short(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, dict) and "kind" in v for v in value):
+        return "+".join(f"{v.get('percent', 100):g}%{v['kind']}:{v.get('size')}" for v in value)
+    return canonical(value)
+
+
+def series_label(entry: Entry, multi_run: bool) -> str:
+    label = f"{entry.summary['target']}/{entry.summary['variant']}"
+    return f"{entry.run.label} {label}" if multi_run else label
+
+
+def metric_names(entries: Iterable[Entry]) -> list[str]:
+    names: dict[str, None] = {}
+    for entry in entries:
+        names.update(dict.fromkeys(entry.summary.get("metrics") or {}))
+    return list(names)
+
+
+# ---------------------------------------------------------------- points and traces
+
+
+def point_of(entry: Entry | None, metric: str, x: object) -> Point:
+    """The value of one metric at one point, or why there is none."""
+    if entry is None:
+        return Point(x, None, status="missing")
+    summary = entry.summary
+    total = summary.get("total", 0)
+    if entry.status != "ok":
+        return Point(x, None, n=0, status=entry.status, note=_failure_note(summary))
+    stats = (summary.get("metrics") or {}).get(metric)
+    if not stats or stats.get("median") is None:
+        return Point(x, None, status="missing", note=f"{metric} was not reported")
+    # A warning about another metric ("hops_per_s: too noisy") is not this point's business.
+    others = [f"{name}:" for name in summary.get("metrics") or {} if name != metric]
+    note = "; ".join(w for w in summary.get("warnings") or [] if not w.startswith(tuple(others)))
+    if summary.get("ok", total) < total:
+        note = note or f"{summary['ok']} of {total} repetitions ok"
+    return Point(x, stats["median"], stats.get("min"), stats.get("max"),
+                 stats.get("n", summary.get("ok", 0)), "ok", note)
+
+
+def _failure_note(summary: dict) -> str:
+    what = "not applicable" if summary.get("status") == "unsupported" else summary.get("status")
+    error = summary.get("error")
+    return f"{what}: {error}" if error else str(what)
+
+
+def pool(points: list[Point], x: object) -> Point:
+    """Several points measuring the same thing (e.g. ring creation at each m) as one.
+
+    The median of the medians, with the widest min..max, so no repetition is hidden.
+    """
+    ok = [p for p in points if p.status == "ok"]
+    if not ok:
+        real = [p for p in points if p.status != "missing"]
+        return real[0] if real else Point(x, None, status="missing")
+    los = [p.lo for p in ok if p.lo is not None]
+    his = [p.hi for p in ok if p.hi is not None]
+    return Point(x, statistics.median(p.y for p in ok), min(los, default=None),
+                 max(his, default=None), sum(p.n for p in ok), "ok",
+                 "; ".join(dict.fromkeys(p.note for p in ok if p.note)))
+
+
+def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = False) -> dict:
+    """A trace as the plotting code takes it: parallel lists, one item per point."""
+    return {
+        "label": label,
+        "axis": axis,
+        "dash": dash,
+        "x": [p.x for p in points],
+        "y": [p.y for p in points],
+        "lo": [p.lo for p in points],
+        "hi": [p.hi for p in points],
+        "n": [p.n for p in points],
+        "status": [p.status for p in points],
+        "note": [p.note for p in points],
+    }
+
+
+def sort_key(x: object) -> tuple:
+    """Numbers in numeric order, then anything else in text order."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return (0, x, "")
+    return (1, 0, str(x))
+
+
+def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
+                  x_of: Callable[[Entry], object] | None = None,
+                  split: Callable[[Entry], str] | None = None, suffix: str = "",
+                  axis: str = "y", dash: bool = False) -> list[dict]:
+    """One trace per run/target/variant (and per split value): the metric at every x.
+
+    split names what else sets entries of one chart apart ("sockets=16"); it joins
+    the label in brackets. suffix is appended to every label ("received").
+    """
+    x_of = x_of or (lambda e: e.summary.get("x"))
+    split = split or (lambda e: "")
+    xs = sorted({x_of(e) for e in entries}, key=sort_key)
+    traces = []
+    for members in group_by(entries, lambda e: (e.series_key(), split(e))).values():
+        at = {x_of(e): e for e in members}
+        label = " ".join(filter(None, [data.label(members[0]),
+                                       f"[{split(members[0])}]" if split(members[0]) else "",
+                                       suffix]))
+        traces.append(trace(label, [point_of(at.get(x), metric, x) for x in xs], axis=axis,
+                            dash=dash))
+    return traces
+
+
+def splitter(entries: list[Entry], fixed: Iterable[str]) -> Callable[[Entry], str]:
+    """What sets an entry apart from the others of its chart: the params that vary
+    among the entries, other than the x param and those the chart is about (fixed)."""
+    skip = set(fixed)
+    params = [{k: v for k, v in e.params.items() if k not in skip} for e in entries]
+    names = {id(e): describe_params(d) for e, d in zip(entries, distinguishing(params),
+                                                        strict=True)}
+    return lambda entry: names.get(id(entry), "")
+
+
+def has_numbers(traces: list[dict]) -> bool:
+    return any(y is not None for t in traces for y in t["y"])

@@ -1,0 +1,193 @@
+"""Each figure of the report as a PNG, drawn with matplotlib (Agg, no display needed).
+
+The figure descriptions are the ones the HTML report draws (figures.py), so a PNG
+shows what the interactive chart shows: the same traces, error bars, scales, and
+n/a or failed points marked in a strip above the x axis rather than drawn as zero.
+"""
+
+import math
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: never look for a display
+
+import matplotlib.pyplot as plt
+from matplotlib import colors, ticker, transforms
+
+from msgbench.report import figures, html
+
+_MARKERS = ("o", "s", "^", "D")
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+            "#17becf", "#7f7f7f", "#bcbd22")
+
+
+def write_pngs(doc: dict, outdir: Path) -> list[Path]:
+    """Every figure of the report of doc as outdir/<section>-<n>-<title>.png."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    colours: dict[str, str] = {}
+    for section in html.sections_of(doc):
+        for item in section["items"]:
+            if item["kind"] == "table":
+                continue
+            path = outdir / f"{item['id']}-{figures.slug(item['title'])}.png"
+            fig = draw(item, colours)
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            written.append(path)
+    return written
+
+
+def draw(item: dict, colours: dict[str, str] | None = None):
+    """A matplotlib Figure for one figure description."""
+    colours = {} if colours is None else colours
+    if item["kind"] == "heatmap":
+        return _heatmap(item)
+    return _xy(item, colours)
+
+
+def _colour(label: str, colours: dict[str, str]) -> str:
+    if label not in colours:
+        colours[label] = _PALETTE[len(colours) % len(_PALETTE)]
+    return colours[label]
+
+
+def _title(ax, item: dict, width: int = 90) -> None:
+    lines = textwrap.wrap(item["title"], width)[:3]
+    if item.get("subtitle"):
+        lines.append(item["subtitle"])
+    ax.set_title("\n".join(lines), fontsize=9, loc="left")
+
+
+_SI = ticker.FuncFormatter(lambda v, _pos: _si(v) if v else "0")
+
+
+def _numeric(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _xy(item: dict, colours: dict[str, str]):
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    traces = item["traces"]
+    xs = sorted({x for t in traces for x in t["x"]},
+                key=lambda v: (0, v, "") if _numeric(v) else (1, 0, str(v)))
+    category = item["bars"] or item["x"]["scale"] == "category" or not all(map(_numeric, xs))
+    position = {x: i for i, x in enumerate(xs)}
+    ax2 = ax.twinx() if item.get("y2") else None
+    # The n/a / failed strip: x in data coordinates, y as a fraction of the axes height.
+    strip = transforms.blended_transform_factory(ax.transData, ax.transAxes)
+    width = 0.8 / max(1, len(traces))
+    marks_at: dict = {}  # x -> n/a or failed marks drawn there so far, to set them side by side
+    for index, t in enumerate(traces):
+        colour = _colour(t["label"], colours)
+        target = ax2 if (t.get("axis") == "y2" and ax2 is not None) else ax
+        label = t["label"] + (" (right axis)" if target is ax2 else "")
+        ok = [i for i, s in enumerate(t["status"]) if s == "ok" and _numeric(t["y"][i])]
+        px = [(position[t["x"][i]] if category else t["x"][i]) for i in range(len(t["x"]))]
+        if item["bars"]:
+            px = [p - 0.4 + width * (index + 0.5) for p in px]
+        ys = [t["y"][i] for i in ok]
+        err = None
+        if all(_numeric(t["lo"][i]) and _numeric(t["hi"][i]) for i in ok) and ok:
+            err = [[t["y"][i] - t["lo"][i] for i in ok], [t["hi"][i] - t["y"][i] for i in ok]]
+        if item["bars"]:
+            target.bar([px[i] for i in ok], ys, width=width * 0.9, color=colour, label=label,
+                       yerr=err, ecolor="#333", capsize=2)
+        else:
+            # Break the line where a point has no number, rather than dipping to zero.
+            line_x = [px[i] if i in ok else math.nan for i in range(len(px))]
+            line_y = [t["y"][i] if i in ok else math.nan for i in range(len(px))]
+            target.plot(line_x, line_y, color=colour, linestyle="--" if t.get("dash") else "-",
+                        marker=_MARKERS[index % len(_MARKERS)], markersize=4, label=label)
+            if err:
+                target.errorbar([px[i] for i in ok], ys, yerr=err, fmt="none", ecolor=colour,
+                                capsize=3, alpha=0.75, linewidth=1)
+        for i, status in enumerate(t["status"]):
+            if status in ("ok", "missing") or i in ok:
+                continue
+            text = "n/a" if status == "unsupported" else "✕"
+            slot = marks_at.setdefault(px[i], [0])
+            shifted = transforms.offset_copy(strip, fig=fig, x=14 * slot[0], units="points")
+            slot[0] += 1
+            ax.text(px[i], 0.03, text, transform=shifted, color=colour, ha="center",
+                    va="bottom", fontsize=8 if text == "n/a" else 11, fontweight="bold")
+    _scales(ax, item["y"]["scale"], ax2, item.get("y2"), item["x"]["scale"], category)
+    if category:
+        ax.set_xticks(range(len(xs)), [_tick(x) for x in xs], fontsize=8)
+    elif item["x"].get("ticks") == "data":
+        ax.set_xticks(xs, [_tick(x) for x in xs], fontsize=8)
+    ax.set_xlabel(item["x"]["label"])
+    ax.set_ylabel(item["y"]["label"])
+    if ax2 is not None:
+        ax2.set_ylabel(item["y2"]["label"])
+    ax.grid(True, alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    if ax2 is not None:
+        more = ax2.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+    if handles:  # beside the plot, where it hides no point (nor an n/a mark)
+        ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
+                  borderaxespad=0)
+    if item.get("note"):
+        fig.text(0.01, 0.01, item["note"], fontsize=6.5, color="#555")
+    _title(ax, item)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def _scales(ax, y_scale, ax2, y2, x_scale, category) -> None:
+    for axis, scale in ((ax, y_scale), (ax2, y2 and y2["scale"])):
+        if axis is None:
+            continue
+        if scale == "log":
+            axis.set_yscale("log")
+        else:  # linear axes start at zero, as the OTP page's do
+            axis.set_ylim(bottom=min(0, axis.get_ylim()[0]))
+        axis.yaxis.set_major_formatter(_SI)
+    if x_scale == "log" and not category:
+        ax.set_xscale("log")
+
+
+def _tick(x) -> str:
+    return f"{x:,}" if _numeric(x) else str(x)
+
+
+def _heatmap(item: dict):
+    rows, cols = item["y"]["values"], item["x"]["values"]
+    fig, ax = plt.subplots(figsize=(max(5.5, 2.4 + 1.1 * len(cols)), 1.6 + 0.45 * len(rows)))
+    z = [[v if _numeric(v) else math.nan for v in row] for row in item["z"]]
+    values = [v for row in z for v in row if not math.isnan(v)]
+    if item.get("z_range"):
+        values = values + list(item["z_range"])
+    norm = None
+    if values and item["scale"] == "log" and min(values) > 0:
+        norm = colors.LogNorm(vmin=min(values), vmax=max(values))
+    elif values:
+        norm = colors.Normalize(vmin=min(values), vmax=max(values))
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#e8e8e8")
+    image = ax.imshow(z, cmap=cmap, norm=norm, aspect="auto")
+    for r, row in enumerate(z):
+        for c, v in enumerate(row):
+            status = item["status"][r][c]
+            text = _si(v) if status == "ok" and not math.isnan(v) else figures.status_text(status)
+            ax.text(c, r, text, ha="center", va="center", fontsize=7,
+                    color="#222" if math.isnan(v) else "white")
+    ax.set_xticks(range(len(cols)), [_tick(c) for c in cols], fontsize=8)
+    ax.set_yticks(range(len(rows)), [_tick(r) for r in rows], fontsize=8)
+    ax.set_xlabel(item["x"]["label"])
+    ax.set_ylabel(item["y"]["label"])
+    if values:
+        fig.colorbar(image, ax=ax, label=item["z_label"], format=_SI)
+    _title(ax, item, width=55)
+    fig.tight_layout()
+    return fig
+
+
+def _si(v: float) -> str:
+    for limit, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= limit:
+            return f"{v / limit:.3g}{suffix}"
+    return f"{v:.3g}"

@@ -1,0 +1,32 @@
+"""pubsub (seed 001): message rate and payload rate vs payload size on two y axes,
+as in the seed's figure 5; one chart per scenario, traces split by whatever else
+varies (one or two source threads, batching).
+"""
+
+from msgbench.report import figures, model
+from msgbench.report.workloads import generic
+
+PAYLOAD = "payload_bytes"
+MESSAGES = "msgs_per_s"
+PAYLOAD_RATE = "payload_bits_per_s"
+
+
+def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
+    items = []
+    for scenario, entries in model.group_by(data.entries,
+                                            lambda e: e.summary["scenario"]).items():
+        split = model.splitter(entries, (PAYLOAD,))
+
+        def x_of(e):
+            return e.params.get(PAYLOAD)
+
+        traces = model.series_traces(data, entries, MESSAGES, x_of=x_of, split=split,
+                                     suffix="messages")
+        traces += model.series_traces(data, entries, PAYLOAD_RATE, x_of=x_of, split=split,
+                                      suffix="payload", axis="y2", dash=True)
+        items.append(figures.xy(
+            ids.next(), f"{scenario}: message rate and payload rate vs payload size",
+            x_label="payload size (bytes)", y_label="messages/s (solid)",
+            y2_label="payload bits/s (dashed)", traces=traces,
+            note="at the receivers; higher is better; error bars: min–max of the repetitions"))
+    return items or generic.build(data, ids)

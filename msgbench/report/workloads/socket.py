@@ -1,0 +1,36 @@
+"""socket (seed 002): round trip vs message size (echo) and bandwidth vs message size
+(flow), each local and remote, as the seed's plots.
+
+Everything else that varies (sockets 1 or 16, binary or list data) splits the traces
+of one chart rather than making more charts, as the seed compares them on one plot.
+"""
+
+from msgbench.report import figures, model
+from msgbench.report.workloads import generic
+
+SIZE = "size"
+CHARTS = (
+    ("echo", "round_trip_us", "Round trip vs message size", "round trip (µs)",
+     "time per round trip; lower is better"),
+    ("flow", "bandwidth_bytes_per_s", "Bandwidth vs message size", "bandwidth (bytes/s)",
+     "bytes per second at the receiver; higher is better"),
+)
+PLACEMENTS = ("local", "remote")
+
+
+def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
+    items = []
+    for mode, metric, title, y_label, note in CHARTS:
+        for placement in PLACEMENTS:
+            entries = [e for e in data.entries if e.params.get("mode") == mode
+                       and e.params.get("placement", "local") == placement]
+            if not entries:
+                continue
+            split = model.splitter(entries, (SIZE, "mode", "placement"))
+            items.append(figures.xy(
+                ids.next(), f"{title} ({mode}, {placement})", x_label="message size (bytes)",
+                y_label=y_label, note=f"{note}; error bars: min–max of the repetitions",
+                traces=model.series_traces(data, entries, metric,
+                                           x_of=lambda e: e.params.get(SIZE), split=split)))
+    # Points the charts above cannot place (no mode) still get drawn, generically.
+    return items or generic.build(data, ids)

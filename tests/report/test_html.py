@@ -1,0 +1,97 @@
+"""The HTML report as text: self-contained, every section, nothing in the data can escape."""
+
+import base64
+import hashlib
+import json
+import re
+
+from msgbench import report
+from msgbench.report import html
+
+EVIL = '</script><script>alert(1)</script><img src=x onerror="alert(2)">&amp;'
+
+
+def embedded_data(page: str) -> dict:
+    match = re.search(r'<script type="application/json" id="msgbench-data">(.*?)</script>', page,
+                      re.S)
+    return json.loads(match.group(1))
+
+
+def test_one_file_with_nothing_to_fetch(two_runs):
+    page = report.render_html(two_runs)
+    assert page.startswith("<!DOCTYPE html>")
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
+    assert "<link" not in page and "@import" not in page
+    assert "default-src 'none'" in page
+
+
+def test_run_metadata_then_a_section_per_workload(every_workload):
+    page = report.render_html(every_workload)
+    for run in every_workload["runs"]:
+        assert f'data-run="{run["id"]}"' in page
+    assert "AMD EPYC 7B13" in page and "Erlang/OTP 25 [erts-13.1.5]" in page and "24.0 GiB" in page
+    assert "m scaled down 100x" in page
+    order = [page.index(f'data-workload="{w}"')
+             for w in ("ring", "fanin", "socket", "pubsub", "chat")]
+    assert order == sorted(order)
+    assert page.index('id="runs"') < order[0]
+
+
+def test_every_figure_has_its_description_embedded(two_runs):
+    page = report.render_html(two_runs)
+    ids = re.findall(r'data-figure="([^"]+)"', page)
+    figures = embedded_data(page)["figures"]
+    assert ids and set(ids) == set(figures)
+    assert {f["kind"] for f in figures.values()} == {"xy", "heatmap"}
+
+
+def test_tables_are_html_with_n_a_and_failed_cells(one_run):
+    page = report.render_html(one_run)
+    assert '<td class="failed">failed (timeout)</td>' in page
+    assert '<td class="na">n/a</td>' in page
+    assert '<td class="num">1,000</td>' in page
+
+
+def test_results_text_cannot_break_out_of_the_data_or_the_page(one_run):
+    run = one_run["runs"][0]
+    run["id"] = EVIL
+    run["notes"] = [EVIL]
+    for s in run["summary"]:
+        s["target"] = EVIL
+    page = report.render_html(one_run, title=EVIL)
+    # The only script elements are the data and the report's own two scripts.
+    assert page.count("<script") == 3 and page.lower().count("</script") == 3
+    assert "<img" not in page
+    data_text = re.search(r'id="msgbench-data">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in data_text and ">" not in data_text and "&" not in data_text
+    labels = {t["label"] for f in embedded_data(page)["figures"].values() if f["kind"] == "xy"
+              for t in f["traces"]}
+    assert any(EVIL in label for label in labels)  # the text survives, as text
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)" in page
+
+
+def test_the_content_security_policy_lists_exactly_the_inline_scripts(one_run):
+    page = report.render_html(one_run)
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(scripts) == 2
+    policy = re.search(r'Content-Security-Policy" content="([^"]+)"', page).group(1)
+    for source in scripts:
+        digest = base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+        assert f"sha256-{digest}" in policy
+
+
+def test_json_for_script_escapes_markup_and_drops_non_numbers():
+    text = html.json_for_script({"a": "</script>&", "b": float("nan"), "c": [float("inf"), 1.5]})
+    assert text == '{"a": "\\u003c/script\\u003e\\u0026", "b": null, "c": [null, 1.5]}'
+    assert json.loads(text) == {"a": "</script>&", "b": None, "c": [None, 1.5]}
+
+
+def test_a_document_without_summaries_is_summarised(one_run):
+    for run in one_run["runs"]:
+        run["summary"] = None
+    assert 'data-workload="ring"' in report.render_html(one_run)
+
+
+def test_the_report_of_an_empty_run_still_renders():
+    page = report.render_html({"runs": [{"id": "empty", "measurements": [], "summary": []}]})
+    assert 'data-run="empty"' in page and "data-workload" not in page
