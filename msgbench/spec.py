@@ -73,6 +73,12 @@ def workload(name: str) -> Workload:
 
 def describe_range(name: str, definition: dict) -> str:
     """The accepted range of one parameter, in words, for error messages."""
+    why = definition.get("description")
+    text = _range_words(name, definition)
+    return f"{text} ({why})" if why and definition.get("type") != "array" else text
+
+
+def _range_words(name: str, definition: dict) -> str:
     if "enum" in definition:
         return f"{name} must be one of {', '.join(map(str, definition['enum']))}"
     kind = definition.get("type")

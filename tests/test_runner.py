@@ -146,7 +146,7 @@ def test_import_refuses_a_broken_document(fake_targets, tmp_path, capsys):
     assert "runs[0] has no 'created_at'" in capsys.readouterr().err
     bad.write_text("{not json")
     assert run_cli("import", str(bad)) == 2
-    assert "not JSON (line 1, column 2" in capsys.readouterr().err
+    assert "JSON error at line 1, column 2" in capsys.readouterr().err
 
 
 def test_seed_format_prints_the_seed_block(fake_targets, capsys):
