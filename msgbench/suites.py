@@ -1,6 +1,8 @@
 """Suites: named lists of scenarios in suites/<name>.toml.
 
-A scenario is a workload, its fixed parameters and at most one swept parameter.
+A scenario is a workload, its fixed parameters and at most one swept parameter, or
+a list of `cases` (points that set several parameters, such as chat's groups and
+users per group) with an expression `x_value` that gives each point's x.
 `foreach` repeats a scenario for each value of another parameter (the seed grids
 are n x m), and `note` records how a suite departs from the seed (scaled grids).
 """
@@ -10,6 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from msgbench import expr
 from msgbench.paths import SUITES_DIR
 
 
@@ -30,9 +33,17 @@ class Scenario:
     warmup: int | None = None
     timeout_s: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    cases: tuple[dict, ...] = ()  # points that set several parameters at once
+    x_value: str | None = None  # with cases: the expression that gives each point's x
 
     def points(self) -> list[tuple[object, dict]]:
         """(x, params) for each value of the swept parameter, or one (None, params)."""
+        if self.cases:
+            found = []
+            for case in self.cases:
+                params = dict(self.params) | case
+                found.append((expr.evaluate(self.x_value, params), params))
+            return found
         if not self.sweep:
             return [(None, dict(self.params))]
         return [(value, dict(self.params) | {self.sweep: value}) for value in self.values]
@@ -82,6 +93,11 @@ def _expand(entry: dict, path: Path) -> list[Scenario]:
     if len(sweep) > 1:
         raise SuiteError(f"{path}: scenario {entry['name']} sweeps {len(sweep)} parameters; one at most")
     sweep_name, values = next(iter(sweep.items()), (None, ()))
+    cases = tuple(entry.get("cases", ()))
+    if cases:
+        if sweep or "x" not in entry or "x_value" not in entry:
+            raise SuiteError(f"{path}: scenario {entry['name']} with cases needs x and x_value, and no sweep")
+        sweep_name = entry["x"]
     foreach = entry.get("foreach") or {}
     combos = [dict(zip(foreach, combo, strict=True)) for combo in itertools.product(*foreach.values())]
     targets = entry.get("targets")
@@ -100,5 +116,7 @@ def _expand(entry: dict, path: Path) -> list[Scenario]:
             warmup=entry.get("warmup"),
             timeout_s=entry.get("timeout_s"),
             notes=tuple(entry.get("notes", [])),
+            cases=cases,
+            x_value=entry.get("x_value"),
         ))
     return found
