@@ -1,0 +1,83 @@
+#include "protocol.h"
+
+#include <math.h>
+
+void json_write_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+        switch (*c) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*c < 0x20) {
+                fprintf(out, "\\u%04x", *c);
+            } else {
+                fputc(*c, out); /* UTF-8 passes through unchanged */
+            }
+        }
+    }
+    fputc('"', out);
+}
+
+static const char *error_kind_name(error_kind kind)
+{
+    switch (kind) {
+    case ERROR_BAD_PARAMS: return "bad_params";
+    case ERROR_UNSUPPORTED: return "unsupported";
+    case ERROR_RESOURCE: return "resource";
+    case ERROR_INTERNAL: return "internal";
+    }
+    return "internal";
+}
+
+void protocol_hello(FILE *out, const char *target, const char *runtime_version, const char *variant)
+{
+    fputs("{\"type\":\"hello\",\"target\":", out);
+    json_write_string(out, target);
+    fputs(",\"runtime_version\":", out);
+    json_write_string(out, runtime_version);
+    fputs(",\"variant\":", out);
+    json_write_string(out, variant);
+    fputs("}\n", out);
+    fflush(out);
+}
+
+void protocol_error(FILE *out, error_kind kind, const char *message)
+{
+    fputs("{\"type\":\"error\",\"kind\":", out);
+    json_write_string(out, error_kind_name(kind));
+    fputs(",\"message\":", out);
+    json_write_string(out, message[0] != '\0' ? message : "(no message)");
+    fputs("}\n", out);
+    fflush(out);
+}
+
+void protocol_result(FILE *out, const metric *metrics, size_t metric_count,
+                     const verify_count *verify, size_t verify_count_length)
+{
+    fputs("{\"type\":\"result\",\"metrics\":{", out);
+    for (size_t i = 0; i < metric_count; i++) {
+        if (i > 0) {
+            fputc(',', out);
+        }
+        json_write_string(out, metrics[i].name);
+        /* JSON has no NaN or infinity. Callers clamp divisors so this cannot happen;
+         * if it ever did, 0 keeps the line valid and verification still stands. */
+        double value = isfinite(metrics[i].value) ? metrics[i].value : 0.0;
+        fprintf(out, ":%.15g", value);
+    }
+    fputs("},\"verify\":{", out);
+    for (size_t i = 0; i < verify_count_length; i++) {
+        if (i > 0) {
+            fputc(',', out);
+        }
+        json_write_string(out, verify[i].name);
+        fprintf(out, ":%lld", verify[i].count);
+    }
+    fputs("}}\n", out);
+    fflush(out);
+}

@@ -1,0 +1,202 @@
+/* The worker end to end through the protocol: a request in, JSON lines out. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "json.h"
+#include "worker.h"
+
+enum { MAX_LINES = 8 };
+
+typedef struct {
+    int status;
+    size_t count;
+    json_value *lines[MAX_LINES];
+    int all_json; /* every stdout line parsed as a JSON object */
+} worker_output;
+
+static void parse_lines(char *text, worker_output *w)
+{
+    w->all_json = 1;
+    char *line = text;
+    while (line != NULL && *line != '\0') {
+        char *newline = strchr(line, '\n');
+        if (newline == NULL) {
+            w->all_json = 0; /* every line ends in a newline */
+            break;
+        }
+        *newline = '\0';
+        char error[256];
+        json_value *v = json_parse(line, strlen(line), error, sizeof error);
+        if (v == NULL || v->type != JSON_OBJECT || w->count == MAX_LINES) {
+            w->all_json = 0;
+            json_free(v);
+        } else {
+            w->lines[w->count++] = v;
+        }
+        line = newline + 1;
+    }
+}
+
+static worker_output run_worker(const char *request)
+{
+    worker_output w = {0};
+    char *output = NULL;
+    size_t output_size = 0;
+    FILE *in = fmemopen((void *)request, strlen(request), "r");
+    FILE *out = open_memstream(&output, &output_size);
+    FILE *log = fopen("/dev/null", "w");
+    w.status = worker_main(in, out, log);
+    fclose(in);
+    fclose(out);
+    fclose(log);
+    parse_lines(output, &w);
+    free(output);
+    return w;
+}
+
+static void release(worker_output *w)
+{
+    for (size_t i = 0; i < w->count; i++) {
+        json_free(w->lines[i]);
+    }
+}
+
+static const char *string_of(const json_value *object, const char *key)
+{
+    const json_value *v = json_object_get(object, key);
+    return v != NULL && v->type == JSON_STRING ? v->as.string.chars : "";
+}
+
+static long long integer_of(const json_value *object, const char *key)
+{
+    long long n = -1;
+    return json_as_integer(json_object_get(object, key), &n) ? n : -1;
+}
+
+/* The output is a hello then exactly one error of this kind whose message has this text. */
+static int answered_error(const char *request, const char *kind, const char *text)
+{
+    worker_output w = run_worker(request);
+    int ok = w.status == 0 && w.all_json && w.count == 2 && strcmp(string_of(w.lines[0], "type"), "hello") == 0 &&
+             strcmp(string_of(w.lines[1], "type"), "error") == 0 &&
+             strcmp(string_of(w.lines[1], "kind"), kind) == 0 &&
+             strstr(string_of(w.lines[1], "message"), text) != NULL;
+    if (!ok) {
+        fprintf(stderr, "unexpected answer to %s (%zu lines)\n", request, w.count);
+        if (w.count == 2) {
+            fprintf(stderr, "  got %s: %s\n", string_of(w.lines[1], "kind"), string_of(w.lines[1], "message"));
+        }
+    }
+    release(&w);
+    return ok;
+}
+
+#define FANIN_REQUEST(variant, params) \
+    "{\"workload\": \"fanin\", \"variant\": \"" variant "\", \"params\": " params ", \"repetition\": 1}\n"
+#define FANIN_PARAMS(senders, mix, method)                                                            \
+    "{\"senders\": " senders ", \"duration_ms\": 40, \"mix\": " mix ", \"method\": \"" method "\", " \
+    "\"memory_limit_mb\": 8192}"
+#define MIX_1 "[{\"percent\": 100, \"kind\": \"message\", \"size\": 1}]"
+#define MIX_MIXED \
+    "[{\"percent\": 50, \"kind\": \"message\", \"size\": 1}, {\"percent\": 50, \"kind\": \"message\", \"size\": 100}]"
+
+static void check_fanin_result(const char *request)
+{
+    worker_output w = run_worker(request);
+    CHECK(w.status == 0 && w.all_json && w.count == 2);
+    if (w.count != 2) {
+        release(&w);
+        return;
+    }
+    const json_value *hello = w.lines[0];
+    CHECK(strcmp(string_of(hello, "type"), "hello") == 0);
+    CHECK(strcmp(string_of(hello, "target"), "c") == 0);
+    CHECK(strcmp(string_of(hello, "variant"), strstr(request, "malloc") ? "malloc" : "default") == 0);
+    CHECK(string_of(hello, "runtime_version")[0] != '\0');
+
+    const json_value *result = w.lines[1];
+    CHECK(strcmp(string_of(result, "type"), "result") == 0);
+    const json_value *metrics = json_object_get(result, "metrics");
+    const char *names[] = {"send_throughput_per_s", "receive_throughput_per_s", "send_duration_ms",
+                           "receive_duration_ms", "drain_ms", "cpu_ms", "peak_rss_bytes"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const json_value *m = json_object_get(metrics, names[i]);
+        CHECK(m != NULL && m->type == JSON_NUMBER && m->as.number.value >= 0.0);
+    }
+    CHECK(metrics != NULL && metrics->as.object.count == sizeof names / sizeof names[0]);
+    const json_value *throughput = json_object_get(metrics, "receive_throughput_per_s");
+    CHECK(throughput != NULL && throughput->as.number.value > 0.0);
+
+    const json_value *verify = json_object_get(result, "verify");
+    CHECK(integer_of(verify, "sent_message") > 0);
+    CHECK(integer_of(verify, "received_message") == integer_of(verify, "sent_message"));
+    CHECK(integer_of(verify, "sent_exit_signal") == 0);
+    CHECK(integer_of(verify, "received_exit_signal") == 0);
+    CHECK(integer_of(verify, "receiver_alive") == 1);
+    release(&w);
+}
+
+/* The built binary, through a real pipe: stdout carries only the protocol lines. */
+static void test_binary(void)
+{
+    FILE *pipe = popen("printf '%s\\n' '" FANIN_REQUEST("default", FANIN_PARAMS("2", MIX_1, "msgbench"))
+                       "' | ./bin/msgbench-c 2>/dev/null; echo \"exit $?\"",
+                       "r");
+    CHECK(pipe != NULL);
+    if (pipe == NULL) {
+        return;
+    }
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, pipe);
+    text[n] = '\0';
+    pclose(pipe);
+    char *status = strstr(text, "exit ");
+    CHECK(status != NULL && strcmp(status, "exit 0\n") == 0);
+    if (status == NULL) {
+        return;
+    }
+    *status = '\0';
+    worker_output w = {0};
+    parse_lines(text, &w);
+    CHECK(w.all_json && w.count == 2);
+    CHECK(w.count == 2 && strcmp(string_of(w.lines[1], "type"), "result") == 0);
+    release(&w);
+}
+
+void test_worker(void)
+{
+    check_fanin_result(FANIN_REQUEST("default", FANIN_PARAMS("2", MIX_1, "msgbench")));
+    check_fanin_result(FANIN_REQUEST("default", FANIN_PARAMS("4", MIX_MIXED, "otp")));
+    check_fanin_result(FANIN_REQUEST("malloc", FANIN_PARAMS("3", MIX_MIXED, "msgbench")));
+    test_binary();
+
+    CHECK(answered_error("{\"workload\": \"ring\", \"variant\": \"default\", \"params\": {\"n\": 1000, \"m\": 10, "
+                         "\"payload\": \"BOO!\"}, \"repetition\": 1}\n",
+                         "unsupported", "implements only fanin"));
+    CHECK(answered_error("{\"workload\": \"chat\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1}",
+                         "unsupported", "workload \"chat\" is not supported"));
+    CHECK(answered_error(FANIN_REQUEST("tuned", FANIN_PARAMS("2", MIX_1, "msgbench")), "unsupported",
+                         "variant \"tuned\" is not supported"));
+    CHECK(answered_error(FANIN_REQUEST("default", FANIN_PARAMS("0", MIX_1, "msgbench")), "bad_params",
+                         "senders = 0 is out of range"));
+    CHECK(answered_error(FANIN_REQUEST("default", FANIN_PARAMS(
+                                                      "2", "[{\"percent\": 100, \"kind\": \"exit_signal\", \"size\": 1}]",
+                                                      "msgbench")),
+                         "unsupported", "exit signals"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1}",
+                         "bad_params", "senders is missing"));
+    CHECK(answered_error(FANIN_REQUEST("default", "{\"senders\": 100, \"duration_ms\": 40, \"mix\": [{\"percent\": 100, "
+                                                  "\"kind\": \"message\", \"size\": 1000000}], \"method\": "
+                                                  "\"msgbench\", \"memory_limit_mb\": 64}"),
+                         "resource", "memory_limit_mb = 64 is too small"));
+    CHECK(answered_error("{\"workload\": \"fanin\"", "bad_params", "not valid JSON"));
+    CHECK(answered_error("", "bad_params", "not valid JSON"));
+    CHECK(answered_error("[1]\n", "bad_params", "must be a JSON object"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 0}",
+                         "bad_params", "repetition"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1, "
+                         "\"extra\": 1}",
+                         "bad_params", "extra is not known"));
+}
