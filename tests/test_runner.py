@@ -167,3 +167,35 @@ def test_history_and_show(fake_targets, capsys):
     assert run_cli("show", "latest", "--format", "md") == 0
     assert "| scenario |" in capsys.readouterr().out
     assert run_cli("show", "nosuchrun") == 2
+
+
+def test_report_of_a_stored_run_with_pngs(fake_targets, tmp_path, capsys):
+    run_cli("run", "ring", "--target", "fake", "-p", "m=3", "--sweep", "n=10,100", "--repeat", "2", "--no-build")
+    run_cli("run", "fanin", "--target", "fake", "--sweep", "senders=1,2", "--repeat", "2", "--no-build")
+    capsys.readouterr()
+    html, pngs = tmp_path / "out" / "report.html", tmp_path / "png"
+    store = Store(fake_targets)
+    runs = [r["id"] for r in store.runs()]
+    assert run_cli("report", *runs, "-o", str(html), "--png", str(pngs)) == 0
+    text = html.read_text()
+    assert all(run_id in text for run_id in runs)
+    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")  # opens offline
+    assert len(list(pngs.glob("*.png"))) >= 2
+    assert f"report: {html.resolve()}" in capsys.readouterr().out
+
+
+def test_import_reads_the_otp_page_format(fake_targets, tmp_path, capsys):
+    run_cli("run", "fanin", "--target", "fake", "--sweep", "senders=1,2", "--repeat", "2", "--no-build")
+    otp_file = tmp_path / "bench.txt"
+    assert run_cli("export", "latest", "--format", "otp", "-o", str(otp_file)) == 0
+    assert "Scenario: Send Throughput, send_duration=1000 ms,  100.000000% {message_size,1}" in otp_file.read_text()
+    assert run_cli("import", str(otp_file)) == 0
+    _, measurements, _ = only_run(fake_targets)
+    assert {m["x"] for m in measurements} == {1, 2}
+    # the fake reports 1 + the request's repetition: 3.0 and 4.0 after the warm-up, median 3.5
+    assert all(m["metrics"]["send_throughput_per_s"] == 3.5 for m in measurements)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Scenario: Send Throughput, send_duration=1000 ms,  100.000000% {message_size,1}$\nfake; 1$\n")
+    capsys.readouterr()
+    assert run_cli("import", str(bad)) == 2
+    assert "line 2" in capsys.readouterr().err
