@@ -138,12 +138,12 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
             f"{wl.name} with {_shown(params)} needs {processes:,} processes; target {target.name} "
             f"allows at most {target.max_processes:,}"
         )
-    need = processes * target.per_process_bytes
+    need = processes * target.process_bytes(wl.name)
     have = sysinfo.meminfo().get("MemTotal", 0)
     if have and need > have * MEMORY_HEADROOM:
         raise PlanError(
             f"{wl.name} with {_shown(params)} on {target.name} needs about {need / 2**30:,.1f} GiB "
-            f"({processes:,} processes x {target.per_process_bytes:,} B): it will not fit in this "
+            f"({processes:,} processes x {target.process_bytes(wl.name):,} B): it will not fit in this "
             f"machine's {have / 2**30:,.1f} GiB"
         )
     limit = scenario.timeout_s or timeout_s or DEFAULT_TIMEOUT_S

@@ -44,6 +44,7 @@ class Target:
     services: tuple[str, ...]
     default_variant: str
     per_process_bytes: int
+    per_process_bytes_for: dict  # per workload, where its processes weigh more than the ring's
     max_processes: int
     variants: dict[str, Variant]
 
@@ -56,6 +57,10 @@ class Target:
 
     def variants_for(self, workload: str) -> list[Variant]:
         return [v for v in self.variants.values() if workload in v.workloads]
+
+    def process_bytes(self, workload: str) -> int:
+        """Measured memory per process for a workload, for the harness's fit check."""
+        return int(self.per_process_bytes_for.get(workload, self.per_process_bytes))
 
     def missing_requirements(self) -> list[str]:
         return [tool for tool in self.requires if shutil.which(tool) is None]
@@ -114,6 +119,7 @@ def load_target(folder: Path) -> Target:
         services=tuple(raw.get("services", [])),
         default_variant=raw.get("default_variant", next(iter(variants))),
         per_process_bytes=int(raw.get("per_process_bytes", 4096)),
+        per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
     )

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.targets
 SMALL = {
     "ring": {"n": 100, "m": 5},
     "fanin": {"senders": 2, "duration_ms": 100},
+    "chat": {"groups": 2, "clients_per_group": 3, "duration_s": 0.2, "drain_timeout_s": 5},
 }
 EXIT_SIGNAL_MIX = [{"percent": 50, "kind": "exit_signal", "size": 10},
                    {"percent": 50, "kind": "message", "size": 10}]
@@ -28,6 +29,8 @@ BAD = {
     "ring": [({"n": 1}, "n"), ({"m": 0}, "m"), ({"n": "many"}, "n")],
     "fanin": [({"senders": 0}, "senders"), ({"duration_ms": -1}, "duration_ms"),
               ({"mix": [{"percent": 100, "kind": "message", "size": 0}]}, "size")],
+    "chat": [({"clients_per_group": 1}, "clients_per_group"), ({"groups": 0}, "groups"),
+             ({"message": "xml"}, "message"), ({"think_ms": -1}, "think_ms")],
 }
 TIME_LIMIT_S = 60
 

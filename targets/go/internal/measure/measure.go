@@ -51,17 +51,20 @@ func PeakRSSBytes() (int64, error) {
 	return parseVmHWM(f)
 }
 
-func parseVmHWM(status io.Reader) (int64, error) {
-	scanner := bufio.NewScanner(status)
+func parseVmHWM(status io.Reader) (int64, error) { return parseKB(status, "VmHWM:") }
+
+// parseKB reads the "<key> <n> kB" line of a /proc file.
+func parseKB(file io.Reader, key string) (int64, error) {
+	scanner := bufio.NewScanner(file)
 	for scanner.Scan() {
-		if kb, ok := strings.CutPrefix(scanner.Text(), "VmHWM:"); ok {
+		if kb, ok := strings.CutPrefix(scanner.Text(), key); ok {
 			fields := strings.Fields(kb) // "1234 kB"
 			if len(fields) != 2 || fields[1] != "kB" {
-				return 0, fmt.Errorf("unexpected VmHWM line %q", scanner.Text())
+				return 0, fmt.Errorf("unexpected %s line %q", strings.TrimSuffix(key, ":"), scanner.Text())
 			}
 			n, err := strconv.ParseInt(fields[0], 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("unexpected VmHWM line %q: %v", scanner.Text(), err)
+				return 0, fmt.Errorf("unexpected %s line %q: %v", strings.TrimSuffix(key, ":"), scanner.Text(), err)
 			}
 			return n * 1024, nil
 		}
@@ -69,7 +72,7 @@ func parseVmHWM(status io.Reader) (int64, error) {
 	if err := scanner.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no VmHWM line in /proc/self/status")
+	return 0, fmt.Errorf("no %s line", strings.TrimSuffix(key, ":"))
 }
 
 // Millis expresses d in milliseconds.
@@ -79,4 +82,15 @@ func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 // cannot really give) is taken as one nanosecond, so the rate stays finite.
 func PerSecond(count int64, d time.Duration) float64 {
 	return float64(count) * float64(time.Second) / float64(max(d, time.Nanosecond))
+}
+
+// AvailableBytes is the memory the kernel can give without swapping,
+// MemAvailable in /proc/meminfo.
+func AvailableBytes() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseKB(f, "MemAvailable:")
 }

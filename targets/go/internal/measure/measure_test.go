@@ -44,6 +44,17 @@ func TestParseVmHWM(t *testing.T) {
 	}
 }
 
+func TestAvailableBytes(t *testing.T) {
+	avail, err := AvailableBytes()
+	if err != nil || avail <= 0 {
+		t.Fatalf("AvailableBytes = %d, %v", avail, err)
+	}
+	got, err := parseKB(strings.NewReader("MemTotal: 10 kB\nMemAvailable:    7 kB\n"), "MemAvailable:")
+	if err != nil || got != 7*1024 {
+		t.Fatalf("got %d, %v", got, err)
+	}
+}
+
 func TestRates(t *testing.T) {
 	if got := PerSecond(500, 250*time.Millisecond); got != 2000 {
 		t.Errorf("PerSecond = %v", got)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/params"
 	"msgbench/targets/go/internal/ring"
@@ -149,6 +150,37 @@ func TestFaninMatchesSpec(t *testing.T) {
 	}
 	small["duration_ms"] = json.Number("10")
 	result, err := fanin.Measure(small, faninChannel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNames(t, spec, result.Metrics, result.Verify)
+}
+
+func TestChatMatchesSpec(t *testing.T) {
+	spec := loadSpec(t, "chat")
+	checkIntRange(t, "groups", spec.Params["groups"], chat.GroupsRange)
+	checkIntRange(t, "clients_per_group", spec.Params["clients_per_group"], chat.ClientsPerGroupRange)
+	checkIntRange(t, "think_ms", spec.Params["think_ms"], chat.ThinkRange)
+	checkIntRange(t, "listener_delay_ms", spec.Params["listener_delay_ms"], chat.ListenerDelayRange)
+	checkIntRange(t, "history", spec.Params["history"], chat.HistoryRange)
+	duration := spec.Params["duration_s"]
+	if want := (params.FloatRange{Min: floatOf(t, duration.ExclusiveMinimum), Max: floatOf(t, duration.Maximum),
+		MinExclusive: true}); chat.DurationRange != want {
+		t.Errorf("duration_s: worker accepts %+v, spec says %+v", chat.DurationRange, want)
+	}
+	drain := spec.Params["drain_timeout_s"]
+	if want := (params.FloatRange{Min: floatOf(t, drain.Minimum), Max: floatOf(t, drain.Maximum)}); chat.DrainTimeoutRange != want {
+		t.Errorf("drain_timeout_s: worker accepts %+v, spec says %+v", chat.DrainTimeoutRange, want)
+	}
+	if !slices.Equal(spec.Params["message"].Enum, chat.Messages) {
+		t.Errorf("message: worker accepts %v, spec says %v", chat.Messages, spec.Params["message"].Enum)
+	}
+	small := defaults(spec)
+	if _, err := chat.ParseParams(small); err != nil {
+		t.Errorf("the spec's defaults are rejected: %v", err)
+	}
+	small["duration_s"] = json.Number("0.05")
+	result, err := chat.Measure(small, chatChannels)
 	if err != nil {
 		t.Fatal(err)
 	}

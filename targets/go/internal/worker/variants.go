@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 
+	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/ring"
 )
@@ -19,6 +20,7 @@ type Variant struct {
 	Workloads  []string
 	Ring       ring.Options
 	Fanin      fanin.Options
+	Chat       chat.Options
 }
 
 // Implements reports whether the variant implements the workload.
@@ -39,20 +41,33 @@ var ringInbox = ring.Options{InboxCapacity: 0}
 // channel capacity"). Each send carries its own copy of the payload.
 var faninChannel = fanin.Options{ChannelCapacity: 1024}
 
+// chatChannels bound every user's and client's inboxes and every group's at
+// 16 messages: throughput still grows past it, but latency grows faster
+// (README.md, "Chat: channel capacity").
+var chatChannels = chat.Options{InboxCapacity: 16, GroupCapacity: 16}
+
 // Variants are the variants by name.
 var Variants = map[string]Variant{
 	// The idiomatic Go program with Go's default GOMAXPROCS (the usable cores).
 	"default": {
-		Workloads: []string{"ring", "fanin"},
+		Workloads: []string{"ring", "fanin", "chat"},
 		Ring:      ringInbox,
 		Fanin:     faninChannel,
+		Chat:      chatChannels,
 	},
 	// One thread runs all goroutines: the analogue of erl +S 1.
 	"single_thread": {
 		GOMAXPROCS: 1,
-		Workloads:  []string{"ring", "fanin"},
+		Workloads:  []string{"ring", "fanin", "chat"},
 		Ring:       ringInbox,
 		Fanin:      faninChannel,
+		Chat:       chatChannels,
+	},
+	// Tuned: stress clients yield after every round, so the scheduler's
+	// global run queue cannot starve anyone.
+	"yield": {
+		Workloads: []string{"chat"},
+		Chat:      chat.Options{InboxCapacity: chatChannels.InboxCapacity, GroupCapacity: chatChannels.GroupCapacity, Yield: true},
 	},
 	// Tuned: every send passes the one prepared payload by reference, no copy.
 	"shared_payload": {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/protocol"
 	"msgbench/targets/go/internal/ring"
@@ -74,6 +75,9 @@ var workloads = map[string]func(map[string]any, Variant) (protocol.Result, error
 	},
 	"fanin": func(params map[string]any, v Variant) (protocol.Result, error) {
 		return fanin.Measure(params, v.Fanin)
+	},
+	"chat": func(params map[string]any, v Variant) (protocol.Result, error) {
+		return chat.Measure(params, v.Chat)
 	},
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -87,6 +88,46 @@ func TestFaninThroughTheProtocol(t *testing.T) {
 	}
 }
 
+// chatParams is a full set of small chat params, with override (a JSON
+// member) replacing or adding one.
+func chatParams(override string) string {
+	members := map[string]string{
+		"groups": "2", "clients_per_group": "3", "duration_s": "0.05", "think_ms": "0",
+		"listener_delay_ms": "0", "message": `"text"`, "history": "10", "drain_timeout_s": "5",
+	}
+	var parts []string
+	name, value, _ := strings.Cut(override, ":")
+	if override != "" {
+		members[strings.Trim(name, `"`)] = value
+	}
+	for _, key := range sortedKeys(members) {
+		parts = append(parts, fmt.Sprintf("%q:%s", key, members[key]))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func TestChatThroughTheProtocol(t *testing.T) {
+	for _, variant := range []string{"default", "single_thread"} {
+		for _, override := range []string{"", `"message":"binary"`, `"think_ms":10`} {
+			t.Run(variant+"/"+override, func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+				last := expectHelloThen(t, serveLines(t, `{"workload":"chat","variant":"`+variant+`","params":`+
+					chatParams(override)+`,"repetition":1}`), variant, "result")
+				verify := last["verify"].(map[string]any)
+				if verify["sent"].(float64) <= 0 || verify["received"] != verify["sent"] || verify["users"] != 6.0 ||
+					verify["cross_group"] != 0.0 || verify["self_deliveries"] != 0.0 {
+					t.Fatalf("verify %v", verify)
+				}
+				metrics := last["metrics"].(map[string]any)
+				if metrics["processes_count"] != 14.0 || metrics["received_per_s"].(float64) <= 0 ||
+					metrics["memory_per_user_bytes"] != metrics["peak_rss_bytes"].(float64)/6 {
+					t.Fatalf("metrics %v", metrics)
+				}
+			})
+		}
+	}
+}
+
 func TestSharedPayloadVariant(t *testing.T) {
 	expectHelloThen(t, serveLines(t,
 		`{"workload":"fanin","variant":"shared_payload","params":{"senders":1,"duration_ms":10,`+
@@ -110,8 +151,16 @@ func TestErrors(t *testing.T) {
 	cases := []struct {
 		name, request, variant, kind, want string
 	}{
-		{"unknown workload", `{"workload":"chat","variant":"default","params":{},"repetition":1}`,
-			"default", "unsupported", `workload "chat" is not implemented by go`},
+		{"unknown workload", `{"workload":"pubsub","variant":"default","params":{},"repetition":1}`,
+			"default", "unsupported", `workload "pubsub" is not implemented by go`},
+		{"chat in a fanin-only variant", `{"workload":"chat","variant":"shared_payload","params":{},"repetition":1}`,
+			"shared_payload", "unsupported", `does not implement workload "chat"`},
+		{"chat without a peer", `{"workload":"chat","variant":"default","params":` + chatParams(`"clients_per_group":1`) +
+			`,"repetition":1}`, "default", "bad_params",
+			"clients_per_group = 1 is out of range: clients_per_group must be an integer >= 2 and <= 100000 " +
+				"(a user needs a peer in its group)"},
+		{"chat unknown param", `{"workload":"chat","variant":"default","params":` + chatParams(`"rooms":3`) +
+			`,"repetition":1}`, "default", "bad_params", "unknown parameter rooms"},
 		{"unknown variant", `{"workload":"ring","variant":"tokio","params":{},"repetition":1}`,
 			"tokio", "unsupported", `variant "tokio" is not a variant of go`},
 		{"bad n", `{"workload":"ring","variant":"default","params":{"n":1,"m":10,"payload":"BOO!"},"repetition":1}`,
