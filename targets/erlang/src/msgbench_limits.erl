@@ -1,0 +1,23 @@
+%% Limits of the VM that a request may run into, checked before a
+%% measurement starts so that the worker answers with a resource error
+%% instead of failing halfway.
+-module(msgbench_limits).
+
+-export([process_headroom/3]).
+
+%% Needed more processes on top of those already running must fit under the
+%% VM's process limit (+P). Name and Value are the param that asked for them.
+-spec process_headroom(binary(), term(), pos_integer()) ->
+          ok | {error, resource, iodata()}.
+process_headroom(Name, Value, Needed) ->
+    Limit = erlang:system_info(process_limit),
+    Free = Limit - erlang:system_info(process_count),
+    case Needed =< Free of
+        true ->
+            ok;
+        false ->
+            {error, resource,
+             io_lib:format("~ts = ~ts needs ~w processes but the VM has room for only ~w more "
+                           "(process_limit ~w; start erl with a larger +P)",
+                           [Name, msgbench_params:describe_value(Value), Needed, Free, Limit])}
+    end.

@@ -1,0 +1,35 @@
+%% The ring workload (spec/workloads/ring.json): from validated params to a
+%% run of msgbench_ring and the metrics and verify counts the spec names.
+-module(msgbench_ring_workload).
+
+-export([configure/2, measure/1]).
+
+-type config() :: #{n := pos_integer(), m := pos_integer(), payload := string()}.
+
+-spec configure(#{binary() => term()}, msgbench_variants:variant()) ->
+          {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
+configure(#{<<"n">> := N, <<"m">> := M, <<"payload">> := Payload}, _Variant) ->
+    case msgbench_limits:process_headroom(<<"n">>, N, N) of
+        ok ->
+            {ok, #{n => N, m => M, payload => seed_like_payload(Payload)}};
+        Error ->
+            Error
+    end.
+
+%% The seed's token is the string "BOO!" written in its source: a list of
+%% characters, and a literal, which the VM does not copy when the token is
+%% sent (only the {Laps, Payload} tuple around it is). A payload from the
+%% request gets the same standing by being stored as a persistent term, so
+%% that every hop does what a hop of the seed does, whatever the payload.
+seed_like_payload(Payload) ->
+    Key = {?MODULE, payload},
+    persistent_term:put(Key, unicode:characters_to_list(Payload)),
+    persistent_term:get(Key).
+
+-spec measure(config()) -> {ok, map(), map()}.
+measure(#{n := N, m := M, payload := Payload}) ->
+    Ring = msgbench_ring:run(N, M, Payload),
+    Metrics = maps:with([create_wall_ms, create_cpu_ms, pass_wall_ms, pass_cpu_ms,
+                         hops_per_s, spawns_per_s], Ring),
+    Verify = maps:with([hops, laps, links], Ring),
+    {ok, Metrics#{peak_rss_bytes => msgbench_measure:peak_rss_bytes()}, Verify}.

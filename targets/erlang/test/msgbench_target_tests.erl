@@ -1,0 +1,171 @@
+%% target.toml against the worker: the variants agree, and the run command
+%% it gives the harness starts a worker that speaks the protocol and prints
+%% nothing else on stdout.
+-module(msgbench_target_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+%% The test runs in targets/erlang (make test), where the harness runs workers.
+-define(TARGET_TOML, "target.toml").
+
+%%--------------------------------------------------------------------
+%% target.toml, read with just enough TOML for this file: tables, and
+%% key = value where the value is also valid JSON (strings, arrays, {}).
+%%--------------------------------------------------------------------
+
+toml() ->
+    {ok, Text} = file:read_file(?TARGET_TOML),
+    Lines = [string:trim(Line) || Line <- string:split(Text, "\n", all)],
+    parse(Lines, [], #{}).
+
+parse([], _Table, Acc) ->
+    Acc;
+parse([<<>> | Rest], Table, Acc) ->
+    parse(Rest, Table, Acc);
+parse([<<"#", _/binary>> | Rest], Table, Acc) ->
+    parse(Rest, Table, Acc);
+parse([<<"[", _/binary>> = Header | Rest], _Table, Acc) ->
+    Name = string:trim(Header, both, "[]"),
+    parse(Rest, string:split(Name, ".", all), Acc);
+parse([Line | Rest], Table, Acc) ->
+    [Key, Value0] = string:split(Line, "="),
+    %% An array may go on over several lines.
+    {Value, After} = complete_value(string:trim(Value0), Rest),
+    {ok, Decoded} = msgbench_json:decode(Value),
+    parse(After, Table, put_in(Table ++ [string:trim(Key)], Decoded, Acc)).
+
+complete_value(Value, Rest) ->
+    case msgbench_json:decode(Value) of
+        {ok, _} -> {Value, Rest};
+        {error, _} -> [Next | More] = Rest, complete_value(<<Value/binary, Next/binary>>, More)
+    end.
+
+put_in([Key], Value, Map) -> Map#{Key => Value};
+put_in([Key | Path], Value, Map) -> Map#{Key => put_in(Path, Value, maps:get(Key, Map, #{}))}.
+
+%%--------------------------------------------------------------------
+
+variants_agree_with_the_worker_test() ->
+    #{<<"variants">> := Variants, <<"default_variant">> := Default} = toml(),
+    ?assertEqual(msgbench_variants:names(), lists:sort(maps:keys(Variants))),
+    ?assert(maps:is_key(Default, Variants)),
+    [begin
+         {ok, #{workloads := Workloads, message_queue_data := QueueData, schedulers := Schedulers}} =
+             msgbench_variants:lookup(Name),
+         ?assertEqual({Name, Workloads}, {Name, maps:get(<<"workloads">>, Table)}),
+         ?assertEqual({Name, iolist_to_binary(io_lib:format("~w", [[{message_queue_data, QueueData}]]))},
+                      {Name, maps:get(<<"spawn_options">>, Table)}),
+         Args = maps:get(<<"args">>, Table),
+         case Schedulers of
+             any -> ?assertNot(lists:member(<<"+S">>, Args));
+             _ -> ?assertEqual({Name, [<<"+S">>, integer_to_binary(Schedulers)]}, {Name, Args})
+         end,
+         ?assert(lists:member(maps:get(<<"label">>, Table), [<<"idiomatic">>, <<"tuned">>]))
+     end || {Name, Table} <- maps:to_list(Variants)].
+
+toml_basics_test() ->
+    Toml = toml(),
+    ?assertMatch(#{<<"name">> := <<"erlang">>, <<"kind">> := <<"runtime">>,
+                   <<"language">> := <<"erlang">>, <<"max_processes">> := 134217727}, Toml),
+    ?assert(maps:get(<<"per_process_bytes">>, Toml) > 0).
+
+%%--------------------------------------------------------------------
+%% The real worker, started the way the harness starts it.
+%%--------------------------------------------------------------------
+
+%% The run argv with its placeholders filled in.
+command(Variant) ->
+    #{<<"run">> := Run, <<"variants">> := #{Variant := #{<<"args">> := Args}}} = toml(),
+    lists:append([case Arg of
+                      <<"{variant_args}">> -> Args;
+                      _ -> [binary:replace(Arg, <<"{process_limit}">>, <<"4096">>)]
+                  end || Arg <- Run]).
+
+%% Every stdout line of one worker, and its exit status. stderr (the
+%% worker's log) is dropped by the shell.
+run_worker(Variant, Request) ->
+    [Program | Args] = command(Variant),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$0\" \"$@\" 2>/dev/null", os:find_executable(binary_to_list(Program)) | Args]},
+                      binary, exit_status, use_stdio, {line, 1 bsl 20}]),
+    true = port_command(Port, [msgbench_json:encode(Request), $\n]),
+    read_port(Port, []).
+
+read_port(Port, Lines) ->
+    receive
+        {Port, {data, {eol, Line}}} -> read_port(Port, [Line | Lines]);
+        {Port, {data, {noeol, Line}}} -> read_port(Port, [Line | Lines]);
+        {Port, {exit_status, Status}} -> {Status, lists:reverse(Lines)}
+    after 20000 ->
+        port_close(Port),
+        error(worker_timeout)
+    end.
+
+protocol_lines(Variant, Request) ->
+    {Status, Lines} = run_worker(Variant, Request),
+    ?assertEqual(0, Status),
+    Decoded = [case msgbench_json:decode(Line) of
+                   {ok, #{<<"type">> := _} = Message} -> Message;
+                   Other -> error({not_a_protocol_line, Line, Other})
+               end || Line <- Lines],
+    [Hello | Rest] = Decoded,
+    ?assertMatch(#{<<"type">> := <<"hello">>, <<"target">> := <<"erlang">>, <<"variant">> := Variant},
+                 Hello),
+    [Final] = [Line || #{<<"type">> := Type} = Line <- Rest, Type =/= <<"progress">>],
+    ?assertEqual(Final, lists:last(Rest)),
+    Final.
+
+worker_test_() ->
+    {timeout, 60,
+     [fun() ->
+              Final = protocol_lines(<<"default">>,
+                                     #{workload => ring, variant => default, repetition => 1,
+                                       params => #{n => 1000, m => 10, payload => <<"BOO!">>}}),
+              ?assertMatch(#{<<"type">> := <<"result">>,
+                             <<"verify">> := #{<<"hops">> := 10000, <<"laps">> := 10,
+                                               <<"links">> := 1000}}, Final)
+      end,
+      fun() ->
+              Final = protocol_lines(<<"single_scheduler">>,
+                                     #{workload => ring, variant => single_scheduler, repetition => 1,
+                                       params => #{n => 100, m => 2, payload => <<"h", 16#e9/utf8>>}}),
+              ?assertMatch(#{<<"type">> := <<"result">>, <<"verify">> := #{<<"hops">> := 200}}, Final)
+      end,
+      fun() ->
+              Final = protocol_lines(<<"on_heap">>,
+                                     #{workload => fanin, variant => on_heap, repetition => 1,
+                                       params => #{senders => 2, duration_ms => 50, method => msgbench,
+                                                   memory_limit_mb => 8192,
+                                                   mix => [#{percent => 100, kind => message,
+                                                             size => 1}]}}),
+              ?assertMatch(#{<<"type">> := <<"result">>, <<"verify">> := #{<<"receiver_alive">> := 1}},
+                           Final)
+      end,
+      fun() ->
+              %% The longest payload, in characters that take two bytes in
+              %% UTF-8: stdin is read whole and decoded as UTF-8.
+              Payload = binary:copy(<<16#e9/utf8>>, 65536),
+              Final = protocol_lines(<<"default">>,
+                                     #{workload => ring, variant => default, repetition => 1,
+                                       params => #{n => 10, m => 2, payload => Payload}}),
+              ?assertMatch(#{<<"type">> := <<"result">>, <<"verify">> := #{<<"hops">> := 20}}, Final),
+              TooLong = protocol_lines(<<"default">>,
+                                       #{workload => ring, variant => default, repetition => 1,
+                                         params => #{n => 10, m => 2,
+                                                     payload => <<Payload/binary, "x">>}}),
+              ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"bad_params">>}, TooLong)
+      end,
+      fun() ->
+              Final = protocol_lines(<<"default">>,
+                                     #{workload => ring, variant => default, repetition => 1,
+                                       params => #{n => 0}}),
+              ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"bad_params">>}, Final)
+      end,
+      fun() ->
+              %% A +P too small for the ring: the worker says so, and nothing
+              %% (no "Too many processes" report) reaches stdout.
+              Final = protocol_lines(<<"default">>,
+                                     #{workload => ring, variant => default, repetition => 1,
+                                       params => #{n => 5000, m => 1}}),
+              ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"resource">>}, Final)
+      end]}.

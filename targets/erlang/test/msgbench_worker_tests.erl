@@ -1,0 +1,136 @@
+%% The protocol, driven in this VM through msgbench_worker:handle/2.
+-module(msgbench_worker_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+%% The lines the worker would print for one stdin line, decoded again.
+lines(Input) ->
+    Self = self(),
+    Ref = make_ref(),
+    ok = msgbench_worker:handle(Input, fun(Line) -> Self ! {Ref, Line}, ok end),
+    Lines = collect(Ref),
+    [begin {ok, Decoded} = msgbench_json:decode(iolist_to_binary(msgbench_json:encode(Line))),
+           Decoded
+     end || Line <- Lines].
+
+collect(Ref) ->
+    receive {Ref, Line} -> [Line | collect(Ref)] after 0 -> [] end.
+
+request(Workload, Variant, Params) ->
+    iolist_to_binary(msgbench_json:encode(#{workload => Workload, variant => Variant,
+                                            params => Params, repetition => 1})).
+
+%% hello, then exactly one final line, which is returned.
+final(Input) ->
+    [Hello, Final] = lines(Input),
+    ?assertMatch(#{<<"type">> := <<"hello">>, <<"target">> := <<"erlang">>,
+                   <<"runtime_version">> := <<"OTP ", _/binary>>, <<"variant">> := _}, Hello),
+    Final.
+
+error_of(Input) ->
+    #{<<"type">> := <<"error">>, <<"kind">> := Kind, <<"message">> := Message} = final(Input),
+    {Kind, Message}.
+
+ring_result_test() ->
+    Final = final(request(ring, default, #{n => 100, m => 3, payload => <<"BOO!">>})),
+    ?assertMatch(#{<<"type">> := <<"result">>,
+                   <<"verify">> := #{<<"hops">> := 300, <<"laps">> := 3, <<"links">> := 100}},
+                 Final),
+    #{<<"metrics">> := Metrics} = Final,
+    ?assertEqual(lists:sort([<<"create_wall_ms">>, <<"create_cpu_ms">>, <<"pass_wall_ms">>,
+                             <<"pass_cpu_ms">>, <<"hops_per_s">>, <<"spawns_per_s">>,
+                             <<"peak_rss_bytes">>]),
+                 lists:sort(maps:keys(Metrics))),
+    ?assert(maps:get(<<"peak_rss_bytes">>, Metrics) > 1000000).
+
+hello_names_the_requested_variant_test() ->
+    [Hello, _] = lines(request(ring, default, #{n => 10, m => 1})),
+    ?assertMatch(#{<<"variant">> := <<"default">>}, Hello).
+
+fanin_metrics(Method, Mix) ->
+    Final = final(request(fanin, default, #{senders => 2, duration_ms => 30, mix => Mix,
+                                            method => Method, memory_limit_mb => 8192})),
+    ?assertMatch(#{<<"type">> := <<"result">>}, Final),
+    #{<<"metrics">> := Metrics, <<"verify">> := Verify} = Final,
+    ?assertEqual(lists:sort([<<"send_throughput_per_s">>, <<"receive_throughput_per_s">>,
+                             <<"send_duration_ms">>, <<"receive_duration_ms">>, <<"drain_ms">>,
+                             <<"cpu_ms">>, <<"peak_rss_bytes">>]),
+                 lists:sort(maps:keys(Metrics))),
+    #{<<"sent_message">> := SentMessages, <<"received_message">> := ReceivedMessages,
+      <<"sent_exit_signal">> := SentExits, <<"received_exit_signal">> := ReceivedExits,
+      <<"receiver_alive">> := 1} = Verify,
+    ?assertEqual(SentMessages, ReceivedMessages),
+    ?assertEqual(SentExits, ReceivedExits),
+    {Metrics, SentMessages + SentExits}.
+
+fanin_msgbench_method_test() ->
+    {Metrics, Sent} = fanin_metrics(msgbench, [#{percent => 100, kind => message, size => 1}]),
+    #{<<"send_duration_ms">> := SendMs, <<"send_throughput_per_s">> := SendRate,
+      <<"receive_duration_ms">> := ReceiveMs, <<"receive_throughput_per_s">> := ReceiveRate,
+      <<"drain_ms">> := DrainMs} = Metrics,
+    ?assert(SendMs >= 30),
+    ?assert(DrainMs >= 0),
+    ?assert(abs(SendRate - Sent / (SendMs / 1000)) / SendRate < 1.0e-6),
+    ?assert(abs(ReceiveRate - Sent / (ReceiveMs / 1000)) / ReceiveRate < 1.0e-6).
+
+fanin_otp_method_test() ->
+    {Metrics, Sent} = fanin_metrics(otp, [#{percent => 50, kind => exit_signal, size => 1},
+                                          #{percent => 50, kind => message, size => 1}]),
+    #{<<"send_duration_ms">> := SendMs, <<"send_throughput_per_s">> := SendRate,
+      <<"receive_duration_ms">> := ReceiveMs, <<"receive_throughput_per_s">> := ReceiveRate,
+      <<"drain_ms">> := DrainMs} = Metrics,
+    %% The planned duration; the drain added in whole milliseconds.
+    ?assertEqual(30, SendMs),
+    ?assertEqual(30 + floor(DrainMs), ReceiveMs),
+    ?assert(abs(SendRate - Sent / 0.030) / SendRate < 1.0e-6),
+    ?assert(abs(ReceiveRate - Sent / (ReceiveMs / 1000)) / ReceiveRate < 1.0e-6).
+
+fanin_memory_limit_is_a_resource_error_test() ->
+    %% 64 MB, the smallest limit, is below what 5000 senders with their
+    %% 1000-word payloads take before they send anything.
+    {Kind, Message} = error_of(request(fanin, default,
+                                       #{senders => 5000, duration_ms => 2000, memory_limit_mb => 64,
+                                         mix => [#{percent => 100, kind => message, size => 1000}]})),
+    ?assertEqual(<<"resource">>, Kind),
+    ?assertMatch({match, _}, re:run(Message, "^memory_limit_mb = 64 exceeded")).
+
+bad_params_test() ->
+    ?assertEqual({<<"bad_params">>, <<"n = 1 is out of range: n must be an integer >= 2 and <= 134217727">>},
+                 error_of(request(ring, default, #{n => 1, m => 10, payload => <<"BOO!">>}))),
+    ?assertMatch({<<"bad_params">>, <<"unknown parameter x = 1: ring takes only m, n, payload">>},
+                 error_of(request(ring, default, #{x => 1}))),
+    ?assertMatch({<<"bad_params">>, <<"mix = [", _/binary>>},
+                 error_of(request(fanin, default,
+                                  #{mix => [#{percent => 60, kind => message, size => 1},
+                                            #{percent => 60, kind => exit_signal, size => 1}]}))).
+
+unsupported_test() ->
+    ?assertMatch({<<"unsupported">>, <<"workload socket is not implemented", _/binary>>},
+                 error_of(request(socket, default, #{}))),
+    ?assertMatch({<<"unsupported">>, <<"variant threads is not one of this target's variants", _/binary>>},
+                 error_of(request(ring, threads, #{}))),
+    ?assertMatch({<<"unsupported">>, <<"variant on_heap does not implement workload ring", _/binary>>},
+                 error_of(request(ring, on_heap, #{}))).
+
+process_limit_is_a_resource_error_test() ->
+    Limit = erlang:system_info(process_limit),
+    {Kind, Message} = error_of(request(ring, default, #{n => Limit + 1})),
+    ?assertEqual(<<"resource">>, Kind),
+    ?assertMatch({match, _}, re:run(Message, "^n = \\d+ needs \\d+ processes")).
+
+single_scheduler_needs_one_scheduler_test() ->
+    Final = final(request(ring, single_scheduler, #{n => 10, m => 1})),
+    case erlang:system_info(schedulers_online) of
+        1 -> ?assertMatch(#{<<"type">> := <<"result">>}, Final);
+        _ -> ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"internal">>}, Final)
+    end.
+
+malformed_requests_test_() ->
+    [?_assertMatch({<<"bad_params">>, _}, error_of(Input))
+     || Input <- [eof, <<"">>, <<"not json\n">>, <<"[1]\n">>,
+                  <<"{\"workload\":\"ring\",\"variant\":\"default\"}\n">>,
+                  <<"{\"workload\":\"ring\",\"variant\":\"default\",\"params\":{},\"x\":1}\n">>]].
+
+request_line_may_end_in_newline_test() ->
+    ?assertMatch(#{<<"type">> := <<"result">>},
+                 final(<<(request(ring, default, #{n => 10, m => 1}))/binary, "\n">>)).
