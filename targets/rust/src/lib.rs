@@ -1,6 +1,7 @@
 //! msgbench worker for Rust: tokio tasks and channels (and, for fanin, std threads).
 //! See README.md for the variants and how each workload maps to its seed.
 
+pub mod chat;
 pub mod fanin;
 pub mod measure;
 pub mod params;

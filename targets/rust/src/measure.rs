@@ -63,7 +63,23 @@ pub fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-/// A `Name:   1234 kB` field of /proc/<pid>/status, in bytes.
+/// Resident set size of this process now (VmRSS), in bytes; 0 if unreadable.
+pub fn rss_bytes() -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| status_field_bytes(&status, "VmRSS:"))
+        .unwrap_or(0)
+}
+
+/// Memory the kernel says is available for new allocations (MemAvailable in
+/// /proc/meminfo), in bytes; None if unreadable.
+pub fn mem_available_bytes() -> Option<u64> {
+    fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|meminfo| status_field_bytes(&meminfo, "MemAvailable:"))
+}
+
+/// A `Name:   1234 kB` field of /proc/<pid>/status (or /proc/meminfo), in bytes.
 fn status_field_bytes(status: &str, field: &str) -> Option<u64> {
     let line = status.lines().find(|line| line.starts_with(field))?;
     let mut words = line[field.len()..].split_whitespace();
@@ -99,6 +115,9 @@ mod tests {
     #[test]
     fn reads_this_process_peak_rss() {
         assert!(peak_rss_bytes() > 0);
+        assert!(rss_bytes() > 0);
+        assert!(rss_bytes() <= peak_rss_bytes());
+        assert!(mem_available_bytes().unwrap() > 0);
     }
 
     #[test]

@@ -65,6 +65,38 @@ impl<'a> ParamReader<'a> {
         Ok(text.to_string())
     }
 
+    /// A number (JSON Schema "number": integers too) from `min` to `max`; with
+    /// `min_exclusive`, `min` itself is refused (the schema's exclusiveMinimum).
+    pub fn number(
+        &self,
+        name: &str,
+        min: f64,
+        min_exclusive: bool,
+        max: f64,
+    ) -> Result<f64, WorkerError> {
+        let value = self.value(name)?;
+        let range = if min_exclusive {
+            format!("{name} must be a number > {min} and <= {max}")
+        } else {
+            format!("{name} must be a number from {min} to {max}")
+        };
+        let number = value.as_f64().ok_or_else(|| {
+            WorkerError::bad_params(format!("{name} = {} is not valid: {range}", shown(value)))
+        })?;
+        let above_min = if min_exclusive {
+            number > min
+        } else {
+            number >= min
+        };
+        if !above_min || number > max {
+            return Err(WorkerError::bad_params(format!(
+                "{name} = {} is out of range: {range}",
+                shown(value)
+            )));
+        }
+        Ok(number)
+    }
+
     /// One of a fixed set of strings.
     pub fn choice(
         &self,
@@ -187,6 +219,20 @@ mod tests {
         assert_eq!(reader.string("p", 0, 3).unwrap(), "héé");
         assert!(reader.string("p", 0, 2).is_err());
         assert!(reader.string("q", 0, 2).is_err());
+    }
+
+    #[test]
+    fn number_honours_exclusive_and_inclusive_minimums() {
+        let params = map(json!({"t": 0, "d": 0, "x": 2.5, "s": "1"}));
+        let reader = ParamReader::new("chat", &params, &["t", "d", "x", "s"]).unwrap();
+        assert_eq!(
+            reader.number("t", 0.0, true, 86400.0).unwrap_err().message,
+            "t = 0 is out of range: t must be a number > 0 and <= 86400"
+        );
+        assert_eq!(reader.number("d", 0.0, false, 3600.0).unwrap(), 0.0);
+        assert_eq!(reader.number("x", 0.0, true, 3.0).unwrap(), 2.5);
+        assert!(reader.number("x", 0.0, true, 2.0).is_err());
+        assert!(reader.number("s", 0.0, true, 2.0).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use tokio::runtime::{Builder, Runtime};
 pub enum Workload {
     Ring,
     Fanin,
+    Chat,
 }
 
 impl Workload {
@@ -16,6 +17,7 @@ impl Workload {
         match name {
             "ring" => Some(Self::Ring),
             "fanin" => Some(Self::Fanin),
+            "chat" => Some(Self::Chat),
             _ => None,
         }
     }
@@ -24,6 +26,7 @@ impl Workload {
         match self {
             Self::Ring => "ring",
             Self::Fanin => "fanin",
+            Self::Chat => "chat",
         }
     }
 }
@@ -75,7 +78,7 @@ impl Variant {
             Self::Default | Self::CurrentThread => true,
             // Batched receive only matters with one busy receiver.
             Self::Tuned => workload == Workload::Fanin,
-            // One OS thread per ring link cannot reach the ring's 100k+ processes.
+            // One OS thread per ring link (or chat user) cannot reach 100k+ processes.
             Self::Threads => workload == Workload::Fanin,
         }
     }
@@ -101,7 +104,7 @@ pub fn cores() -> usize {
     thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// A tokio runtime for `scheduler`; `timer` enables tokio::time (only fanin sleeps).
+/// A tokio runtime for `scheduler`; `timer` enables tokio::time (fanin and chat sleep).
 pub fn tokio_runtime(scheduler: Scheduler, timer: bool) -> Result<Runtime, WorkerError> {
     let mut builder = match scheduler {
         Scheduler::TokioMultiThread { worker_threads } => {
@@ -134,10 +137,9 @@ mod tests {
             assert_eq!(Variant::from_name(variant.name()), Some(variant));
         }
         assert_eq!(Variant::from_name("nope"), None);
-        assert_eq!(
-            Workload::from_name("ring").map(Workload::name),
-            Some("ring")
-        );
+        for name in ["ring", "fanin", "chat"] {
+            assert_eq!(Workload::from_name(name).map(Workload::name), Some(name));
+        }
     }
 
     #[test]
@@ -148,6 +150,9 @@ mod tests {
         assert!(!Variant::Default.batched_receive());
         assert!(!Variant::Threads.supports(Workload::Ring));
         assert!(Variant::Default.supports(Workload::Ring));
+        assert!(Variant::CurrentThread.supports(Workload::Chat));
+        assert!(!Variant::Tuned.supports(Workload::Chat));
+        assert!(!Variant::Threads.supports(Workload::Chat));
     }
 
     #[test]

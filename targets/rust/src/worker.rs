@@ -1,5 +1,6 @@
 //! One measurement from request to report: hello first, then a result or an error.
 
+use crate::chat::{self, ChatParams};
 use crate::fanin::{self, FaninParams};
 use crate::protocol::{self, Measurement, Request, WorkerError};
 use crate::ring::{self, RingParams};
@@ -55,7 +56,7 @@ fn execute_guarded(request: &Request) -> Result<Measurement, WorkerError> {
 fn execute(request: &Request) -> Result<Measurement, WorkerError> {
     let workload = Workload::from_name(&request.workload).ok_or_else(|| {
         WorkerError::unsupported(format!(
-            "workload {:?} is not implemented by {}: it implements ring, fanin",
+            "workload {:?} is not implemented by {}: it implements ring, fanin, chat",
             request.workload,
             protocol::TARGET_NAME
         ))
@@ -79,5 +80,6 @@ fn execute(request: &Request) -> Result<Measurement, WorkerError> {
     match workload {
         Workload::Ring => ring::run(variant, &RingParams::from_json(&request.params)?),
         Workload::Fanin => fanin::run(variant, &FaninParams::from_json(&request.params)?),
+        Workload::Chat => chat::run(variant, &ChatParams::from_json(&request.params)?),
     }
 }

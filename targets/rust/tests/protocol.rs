@@ -46,6 +46,19 @@ fn fanin_params(senders: u64, size: u64) -> Value {
     })
 }
 
+fn chat_params(groups: u64, clients_per_group: u64) -> Value {
+    json!({
+        "groups": groups,
+        "clients_per_group": clients_per_group,
+        "duration_s": 0.2,
+        "think_ms": 0,
+        "listener_delay_ms": 0,
+        "message": "text",
+        "history": 10,
+        "drain_timeout_s": 5
+    })
+}
+
 /// Checks hello then exactly one final line, and returns the final line.
 fn final_line(lines: &[Value], variant: &str) -> Value {
     assert_eq!(lines.len(), 2, "{lines:?}");
@@ -115,6 +128,34 @@ fn fanin_result_has_every_metric_and_count() {
 }
 
 #[test]
+fn chat_result_has_every_metric_and_verifies() {
+    let spec: Value =
+        serde_json::from_str(include_str!("../../../spec/workloads/chat.json")).unwrap();
+    for variant in ["default", "current_thread"] {
+        for (message, think_ms) in [("text", 0), ("binary", 0), ("text", 40)] {
+            let mut params = chat_params(3, 4);
+            params["message"] = json!(message);
+            params["think_ms"] = json!(think_ms);
+            let lines = exchange(&request("chat", variant, params));
+            let result = final_line(&lines, variant);
+            assert_eq!(result["type"], "result", "{result}");
+            for metric in spec["metrics"].as_object().unwrap().keys() {
+                assert!(
+                    result["metrics"][metric].is_number(),
+                    "{variant}: {metric} missing"
+                );
+            }
+            let verify = &result["verify"];
+            assert!(verify["sent"].as_u64().unwrap() > 0, "{verify}");
+            assert_eq!(verify["received"], verify["sent"]);
+            assert_eq!(verify["cross_group"], 0);
+            assert_eq!(verify["self_deliveries"], 0);
+            assert_eq!(verify["users"], 12);
+        }
+    }
+}
+
+#[test]
 fn bad_params_name_the_param_value_and_range() {
     let lines = exchange(&request("ring", "default", ring_params(1, 3)));
     assert_error(
@@ -133,6 +174,17 @@ fn bad_params_name_the_param_value_and_range() {
     params["senders"] = json!(0);
     let lines = exchange(&request("fanin", "default", params));
     assert_error(&lines, "default", "bad_params", "senders = 0");
+
+    let lines = exchange(&request("chat", "default", chat_params(2, 1)));
+    assert_error(&lines, "default", "bad_params", "needs a peer");
+    let mut params = chat_params(2, 2);
+    params["duration_s"] = json!(0);
+    let lines = exchange(&request("chat", "default", params));
+    assert_error(&lines, "default", "bad_params", "duration_s = 0");
+    let mut params = chat_params(2, 2);
+    params["rooms"] = json!(1);
+    let lines = exchange(&request("chat", "current_thread", params));
+    assert_error(&lines, "current_thread", "bad_params", "rooms");
 }
 
 #[test]
@@ -148,8 +200,10 @@ fn exit_signals_are_unsupported() {
 
 #[test]
 fn unknown_workloads_and_variants_are_unsupported() {
-    let lines = exchange(&request("chat", "default", json!({})));
-    assert_error(&lines, "default", "unsupported", "chat");
+    let lines = exchange(&request("pubsub", "default", json!({})));
+    assert_error(&lines, "default", "unsupported", "pubsub");
+    let lines = exchange(&request("chat", "tuned", chat_params(2, 2)));
+    assert_error(&lines, "tuned", "unsupported", "chat");
     let lines = exchange(&request("ring", "green_threads", ring_params(10, 1)));
     assert_error(&lines, "green_threads", "unsupported", "green_threads");
     let lines = exchange(&request("ring", "threads", ring_params(10, 1)));
