@@ -66,6 +66,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["table", "seed", "json", "md"], default="table",
                    help="what to print when the run ends")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
+    p.add_argument("--reference", action="store_true",
+                   help="also run the reference tools (iperf3, sockperf, ...) at the same settings")
+    p.add_argument("--remote", metavar="USER@HOST",
+                   help="placement=remote: run the server half on this host over ssh (default: a network "
+                        "namespace on this machine, which needs root)")
+    p.add_argument("--remote-dir", help="with --remote: the target folder's path there (default: the same path)")
+    p.add_argument("--netem", metavar="OPTIONS",
+                   help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit'")
 
     p = command("history", cmd_history, "the runs in the store, newest first")
     p.add_argument("--limit", type=int, default=20)
@@ -197,9 +205,13 @@ def cmd_run(args) -> int:
         if args.warmup < 0:
             raise UsageError(f"--warmup {args.warmup} is out of range: it must be >= 0")
         warmup = args.warmup
+    if args.reference:
+        target_names = _with_reference_targets(target_names, scenarios)
     plan = plan_run(scenarios, target_names, args.variant, repeat, warmup, args.timeout,
-                    strict_targets=bool(target_names))
+                    strict_targets=bool(target_names) and not args.reference)
     plan.notes = notes + plan.notes
+    plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
+    plan.check_placement()
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
@@ -215,6 +227,16 @@ def cmd_run(args) -> int:
         return EXIT_INTERRUPTED
     bad = [s for s in doc["runs"][0]["summary"] if s["status"] not in ("ok", "unsupported")]
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _with_reference_targets(names: list[str] | None, scenarios) -> list[str]:
+    """The chosen targets plus every reference target that implements a scenario's workload."""
+    wanted = {s.workload for s in scenarios}
+    chosen = list(names) if names else [t.name for t in targets.registry().values()
+                                        if t.kind != "reference" and wanted & set(t.workloads)]
+    chosen += [t.name for t in targets.registry().values()
+               if t.kind == "reference" and wanted & set(t.workloads) and t.name not in chosen]
+    return chosen
 
 
 def _print_run(doc: dict, fmt: str) -> None:

@@ -6,12 +6,13 @@ machine's state hits every target alike. Each measurement is stored the moment i
 ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
+import os
 import shlex
 import signal
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, spec, sysinfo, targets, workloads
+from msgbench import expr, placement, spec, sysinfo, targets, workloads
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -51,6 +52,19 @@ class Plan:
     jobs: list[Job]
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    remote: str | None = None  # user@host for placement=remote; None: a namespace here
+    remote_dir: str | None = None
+    netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
+
+    def check_placement(self) -> None:
+        remote = [j for j in self.jobs if j.params.get("placement") == "remote"]
+        if remote and not self.remote and os.geteuid() != 0:
+            raise PlanError(
+                "placement=remote on one machine needs root to create a network namespace for "
+                "the server: run as root, or give a real host with --remote user@host"
+            )
+        if self.netem and (self.remote or not remote):
+            raise PlanError("--netem shapes the link to a namespace: it needs placement=remote without --remote")
 
 
 def plan_run(
@@ -84,7 +98,8 @@ def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Targe
     if names:
         chosen = [targets.target(n) for n in names]
     else:
-        chosen = [t for t in targets.registry().values() if wl.name in t.workloads]
+        chosen = [t for t in targets.registry().values()
+                  if wl.name in t.workloads and t.kind != "reference"]
     usable = []
     for t in chosen:
         if wl.name not in t.workloads:
@@ -106,7 +121,7 @@ def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Targe
 
 def _variants(target: targets.Target, workload: str, choice: str) -> list[targets.Variant]:
     available = target.variants_for(workload)
-    if choice == "all":
+    if choice == "all" or target.kind == "reference":  # each reference tool is a variant
         return available
     if choice == "default":
         default = target.variants.get(target.default_variant)
@@ -180,15 +195,22 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status = "complete"
     try:
-        rounds = max(j.warmup + j.repeat for j in plan.jobs)
-        for round_index in range(rounds):
-            for job in plan.jobs:
-                if round_index < job.warmup + job.repeat and not job.stopped:
-                    _measure(job, round_index, run_id, store, progress)
-                elif round_index < job.warmup + job.repeat:
-                    progress.skip()
+        with placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem) as peers:
+            for note in peers.notes:
+                store.add_note(run_id, note)
+            rounds = max(j.warmup + j.repeat for j in plan.jobs)
+            for round_index in range(rounds):
+                for job in plan.jobs:
+                    if round_index < job.warmup + job.repeat and not job.stopped:
+                        _measure(job, round_index, run_id, store, progress, peers)
+                    elif round_index < job.warmup + job.repeat:
+                        progress.skip()
     except KeyboardInterrupt:
         status = "interrupted"
+    except placement.PlacementError as exc:
+        store.add_note(run_id, f"failed: {exc}")
+        status = "failed"
+        raise PlanError(str(exc)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.close()
@@ -196,7 +218,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     return run_id, status
 
 
-def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress) -> None:
+def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
+             peers: placement.Peers) -> None:
     warmup = round_index < job.warmup
     repetition = round_index + 1 if warmup else round_index - job.warmup + 1
     progress.start(job.label + (" warm-up" if warmup else f" rep {repetition}/{job.repeat}"))
@@ -206,7 +229,9 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
     def run_once(params: dict) -> Outcome:
         outcome = run_worker(
             job.target.argv(job.variant, job.process_limit),
-            cwd=job.target.folder, env=job.target.worker_env(job.variant),
+            cwd=job.target.folder,
+            env=job.target.worker_env(job.variant)
+            | peers.env_for(job.target, job.variant, params, job.process_limit),
             request={"workload": wl.name, "variant": job.variant.name, "params": params,
                      "repetition": round_index + 1},
             target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,

@@ -38,6 +38,7 @@ class Target:
     install_hint: str
     build: str | None
     run: tuple[str, ...]
+    serve: tuple[str, ...]  # the server half of peer workloads (socket), if any
     version: tuple[str, ...]
     test: str | None
     lint: str | None
@@ -71,8 +72,15 @@ class Target:
         return f"apt-get install -y {' '.join(self.packages)}" if self.packages else ""
 
     def argv(self, variant: Variant, process_limit: int) -> list[str]:
+        return self._expand(self.run, variant, process_limit)
+
+    def serve_argv(self, variant: Variant, process_limit: int) -> list[str]:
+        return self._expand(self.serve, variant, process_limit)
+
+    @staticmethod
+    def _expand(template, variant: Variant, process_limit: int) -> list[str]:
         argv = []
-        for element in self.run:
+        for element in template:
             if element == "{variant_args}":
                 argv += variant.args
             else:
@@ -113,6 +121,7 @@ def load_target(folder: Path) -> Target:
         install_hint=raw.get("install_hint", ""),
         build=raw.get("build"),
         run=tuple(raw["run"]),
+        serve=tuple(raw.get("serve", [])),
         version=tuple(raw.get("version", [])),
         test=raw.get("test"),
         lint=raw.get("lint"),

@@ -1,0 +1,70 @@
+"""Peer workloads: the server half starts where placement says, and namespaces never linger."""
+
+import os
+import subprocess
+
+import pytest
+
+from msgbench import placement
+from tests.test_runner import only_run, run_cli
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+def namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def test_local_placement_runs_the_server_here(fake_targets):
+    assert run_cli("run", "socket", "--target", "fake", "-p", "size=100", "--repeat", "1", "--no-build") == 0
+    _, measurements, _ = only_run(fake_targets)
+    verify = measurements[-1]["verify"]
+    assert verify["bytes_received"] == 100
+    assert verify["server_netns"] == verify["client_netns"]
+
+
+@needs_root
+def test_remote_placement_runs_the_server_in_a_namespace_and_removes_it(fake_targets):
+    leftover = "msgbench-999999"  # as if a crashed run had left it: no such process
+    subprocess.run(["ip", "netns", "add", leftover], check=True)
+    before = set(namespaces()) - {leftover}
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "-p", "size=100",
+                   "--repeat", "2", "--no-build") == 0
+    run, measurements, _ = only_run(fake_targets)
+    for m in measurements:
+        assert m["status"] == "ok", m["error"]
+        assert m["verify"]["server_netns"] != m["verify"]["client_netns"]
+        assert m["verify"]["bytes_received"] == 100
+    assert any("network namespace msgbench-" in note for note in run["notes"])
+    assert any(leftover in note and "left over" in note for note in run["notes"])
+    assert set(namespaces()) == before
+
+
+@needs_root
+def test_namespace_is_removed_when_the_run_is_interrupted(fake_targets, monkeypatch):
+    before = set(namespaces())
+
+    def interrupt(*args, **kwargs):
+        assert set(namespaces()) - before, "the namespace should exist while measuring"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("msgbench.runner.run_worker", interrupt)
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--no-build") == 130
+    assert set(namespaces()) == before
+
+
+def test_remote_without_root_is_refused_before_launch(fake_targets, monkeypatch, capsys):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--no-build") == 2
+    assert "needs root to create a network namespace" in capsys.readouterr().err
+
+
+def test_ssh_remote_wraps_the_server_command(fake_targets):
+    from msgbench import targets
+
+    t = targets.target("fake")
+    peers = placement.Peers([], remote="bench@example.test", remote_dir="/opt/msgbench/targets/fake")
+    env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024)
+    assert env["MSGBENCH_PEER_HOST"] == "example.test"
+    assert env["MSGBENCH_PEER_COMMAND"].startswith('["ssh", "-o", "BatchMode=yes", "bench@example.test", "cd"')
