@@ -1,5 +1,7 @@
 """Plain-text tables for the terminal and Markdown."""
 
+import json
+
 from msgbench import spec
 
 
@@ -25,13 +27,28 @@ def render(headers: list[str], rows: list[list[str]], markdown: bool = False) ->
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def reference_medians(summary: list[dict]) -> dict[tuple, float]:
+    """The reference tools' median of the primary metric, per scenario and parameters."""
+    found = {}
+    for s in summary:
+        if s.get("variant_label") == "reference" and s["status"] == "ok":
+            metric = spec.workload(s["workload"]).primary_metric
+            if metric in s["metrics"]:
+                found[(s["scenario"], json.dumps(s["params"], sort_keys=True))] = s["metrics"][metric]["median"]
+    return found
+
+
 def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """One row per point: the workload's primary metric with its spread."""
+    """One row per point: the workload's primary metric with its spread (and vs the reference)."""
     headers = ["scenario", "x", "target/variant", "status", "metric", "median", "min", "max", "cv", "n"]
+    references = reference_medians(summary)
+    if references:
+        headers.append("x reference")
     rows = []
     for s in summary:
         metric = spec.workload(s["workload"]).primary_metric if s["workload"] in spec.workloads() else ""
         stats = s["metrics"].get(metric)
+        reference = references.get((s["scenario"], json.dumps(s["params"], sort_keys=True)))
         x = f"{s['sweep']}={s['x']}" if s.get("sweep") else ""
         status = s["status"] if s["status"] != "ok" else ("ok" if not s["warnings"] else "ok*")
         shown = "n/a" if s["status"] == "unsupported" else ("FAILED" if s["status"] != "ok" else "")
@@ -39,7 +56,11 @@ def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
             rows.append([s["scenario"], x, f"{s['target']}/{s['variant']}", status, metric,
                          human(stats["median"]), human(stats["min"]), human(stats["max"]),
                          f"{stats['cv']:.1%}", f"{stats['n']}"])
+            if references:
+                rows[-1].append(f"{stats['median'] / reference:.2f}x" if reference else "")
         else:
             rows.append([s["scenario"], x, f"{s['target']}/{s['variant']}", status, metric,
                          shown or "-", "", "", "", f"{s['ok']}/{s['total']}"])
+            if references:
+                rows[-1].append("")
     return headers, rows

@@ -68,3 +68,11 @@ def test_ssh_remote_wraps_the_server_command(fake_targets):
     env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024)
     assert env["MSGBENCH_PEER_HOST"] == "example.test"
     assert env["MSGBENCH_PEER_COMMAND"].startswith('["ssh", "-o", "BatchMode=yes", "bench@example.test", "cd"')
+
+
+def test_results_show_each_target_as_a_fraction_of_the_reference(fake_targets, capsys):
+    assert run_cli("run", "socket", "--target", "fake", "--variant", "ok,ref", "-p", "size=10",
+                   "--repeat", "1", "--no-build") == 0
+    out = capsys.readouterr().out
+    assert "x reference" in out
+    assert "1.00x" in out
