@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from msgbench import compare, doctor, results, spec, suites, tables, targets, workloads
-from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_ring
+from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_chat, seed_ring
 from msgbench.paths import default_store_path
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
 from msgbench.store import Store, StoreError
@@ -246,18 +246,29 @@ def _print_run(doc: dict, fmt: str) -> None:
     elif fmt == "md":
         print(markdown.render(doc))
     elif fmt == "seed":
-        ring = [m for m in run["measurements"] if m["workload"] == "ring" and not m["warmup"]]
-        for m in ring:
-            print(f"[{m['target']}/{m['variant']} repetition {m['repetition']}]")
-            print(seed_ring.measurement_block(m))
-        if len({(s['params']['n'], s['params']['m']) for s in run["summary"] if s["workload"] == "ring"}) > 1:
-            print(seed_ring.run_tables(run["summary"]))
-        others = [s for s in run["summary"] if s["workload"] != "ring"]
-        if others:
-            headers, rows = tables.summary_rows(others)
-            print(tables.render(headers, rows))
+        _print_seed_form(run)
     else:
         _print_table(run)
+
+
+SEED_BLOCKS = {"ring": seed_ring.measurement_block, "chat": seed_chat.measurement_block}
+
+
+def _print_seed_form(run: dict) -> None:
+    """Each measurement as its seed document printed it; fanin in the OTP page's format."""
+    for m in run["measurements"]:
+        if m["workload"] in SEED_BLOCKS and not m["warmup"]:
+            print(f"[{m['target']}/{m['variant']} repetition {m['repetition']}]")
+            print(SEED_BLOCKS[m["workload"]](m))
+    ring_points = {(s["params"]["n"], s["params"]["m"]) for s in run["summary"] if s["workload"] == "ring"}
+    if len(ring_points) > 1:
+        print(seed_ring.run_tables(run["summary"]))
+    if any(s["workload"] == "fanin" for s in run["summary"]):
+        print(otp.render({"runs": [run]}))
+    others = [s for s in run["summary"] if s["workload"] not in (*SEED_BLOCKS, "fanin")]
+    if others:
+        headers, rows = tables.summary_rows(others)
+        print(tables.render(headers, rows))
 
 
 def _print_table(run: dict) -> None:
