@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from msgbench import spec, targets
+from msgbench import placement, spec, targets
 from msgbench.worker import group_alive, run_worker
 
 pytestmark = pytest.mark.targets
@@ -21,6 +21,7 @@ SMALL = {
     "ring": {"n": 100, "m": 5},
     "fanin": {"senders": 2, "duration_ms": 100},
     "chat": {"groups": 2, "clients_per_group": 3, "duration_s": 0.2, "drain_timeout_s": 5},
+    "socket": {"size": 1024, "total_bytes": 65536, "sockets": 2},
 }
 EXIT_SIGNAL_MIX = [{"percent": 50, "kind": "exit_signal", "size": 10},
                    {"percent": 50, "kind": "message", "size": 10}]
@@ -31,6 +32,8 @@ BAD = {
               ({"mix": [{"percent": 100, "kind": "message", "size": 0}]}, "size")],
     "chat": [({"clients_per_group": 1}, "clients_per_group"), ({"groups": 0}, "groups"),
              ({"message": "xml"}, "message"), ({"think_ms": -1}, "think_ms")],
+    "socket": [({"size": 0}, "size"), ({"mode": "telepathy"}, "mode"), ({"sockets": 0}, "sockets"),
+               ({"size": 2048, "total_bytes": 1024}, "total_bytes")],
 }
 TIME_LIMIT_S = 60
 
@@ -59,8 +62,9 @@ def ready(name: str) -> targets.Target:
 
 def call(t: targets.Target, variant: str, workload: str, params: dict):
     v = t.variants[variant]
+    peer_env = placement.Peers([]).env_for(t, v, params, 10_000)  # the server half, on loopback
     outcome = run_worker(
-        t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v),
+        t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v) | peer_env,
         request={"workload": workload, "variant": variant, "params": params, "repetition": 1},
         target=t.name, time_limit_s=TIME_LIMIT_S,
     )

@@ -11,6 +11,8 @@
 #include "fanin_params.h"
 #include "json.h"
 #include "protocol.h"
+#include "socket_client.h"
+#include "socket_params.h"
 
 /* Far above any valid request (the largest is a ring payload of 64 KiB, escaped). */
 #define MAX_REQUEST_BYTES (4 * 1024 * 1024)
@@ -29,9 +31,7 @@ static const struct {
 
 static const char *const REQUEST_FIELDS[] = {"workload", "variant", "params", "repetition"};
 
-/* Reads up to the first newline (or end of input). NULL with *too_long set if the line
- * exceeds MAX_REQUEST_BYTES, or on allocation failure. */
-static char *read_request_line(FILE *in, size_t *length, bool *too_long)
+char *worker_read_request_line(FILE *in, size_t *length, bool *too_long)
 {
     size_t capacity = 4096;
     size_t used = 0;
@@ -81,9 +81,7 @@ static const char *string_field(const json_value *request, const char *name)
     return v != NULL && v->type == JSON_STRING ? v->as.string.chars : NULL;
 }
 
-/* Checks the request envelope (request.schema.json) and picks out the workload and the
- * variant; false after writing an error. */
-static bool check_request(FILE *out, const json_value *request, const char **workload, const char **variant)
+bool worker_check_request(FILE *out, const json_value *request, const char **workload, const char **variant)
 {
     if (request->type != JSON_OBJECT) {
         errorf(out, ERROR_BAD_PARAMS, "the request must be a JSON object, not %s", json_type_name(request->type));
@@ -150,22 +148,55 @@ static void run_fanin(FILE *out, FILE *log, fanin_payload payload, const json_va
             (unsigned long long)outcome.queue_stats.sender_wakes);
 }
 
-static void dispatch(FILE *out, FILE *log, const json_value *request, const char *workload, const char *variant)
+static void run_socket(FILE *out, FILE *log, const json_value *params, const char *line, size_t length)
 {
-    if (strcmp(workload, "fanin") != 0) {
+    socket_params p;
+    error_kind kind = ERROR_INTERNAL;
+    char message[MESSAGE_BYTES];
+    if (!socket_params_decode(params, &p, &kind, message, sizeof message)) {
+        protocol_error(out, kind, message);
+        return;
+    }
+    socket_outcome outcome;
+    if (!socket_run(&p, line, length, &outcome, &kind, message, sizeof message, log)) {
+        protocol_error(out, kind, message);
+        return;
+    }
+    metric metrics[SOCKET_METRIC_COUNT];
+    verify_count verify[SOCKET_VERIFY_COUNT];
+    socket_metrics(&outcome, metrics);
+    socket_verify(&outcome, verify);
+    protocol_result(out, metrics, SOCKET_METRIC_COUNT, verify, SOCKET_VERIFY_COUNT);
+}
+
+static void dispatch(FILE *out, FILE *log, const json_value *request, const char *line, size_t length,
+                     const char *workload, const char *variant)
+{
+    bool fanin = strcmp(workload, "fanin") == 0;
+    if (!fanin && strcmp(workload, "socket") != 0) {
         char quoted[160];
         json_format(json_object_get(request, "workload"), quoted, sizeof quoted);
         errorf(out, ERROR_UNSUPPORTED,
-               "workload %s is not supported: the c target implements only fanin (N OS threads sending to one "
-               "consumer thread: the machine's ceiling)",
+               "workload %s is not supported: the c target implements fanin (N OS threads sending to one "
+               "consumer thread: the machine's ceiling) and socket (plain blocking TCP sockets)",
                quoted);
         return;
     }
     for (size_t i = 0; i < sizeof VARIANTS / sizeof VARIANTS[0]; i++) {
-        if (strcmp(variant, VARIANTS[i].name) == 0) {
-            run_fanin(out, log, VARIANTS[i].payload, json_object_get(request, "params"));
-            return;
+        if (strcmp(variant, VARIANTS[i].name) != 0) {
+            continue;
         }
+        if (fanin) {
+            run_fanin(out, log, VARIANTS[i].payload, json_object_get(request, "params"));
+        } else if (VARIANTS[i].payload != PAYLOAD_COPY_TO_SLOT) {
+            errorf(out, ERROR_UNSUPPORTED,
+                   "variant \"%s\" does not implement socket: it differs from \"default\" only in how fanin "
+                   "hands a payload between threads; socket runs in variant \"default\"",
+                   variant);
+        } else {
+            run_socket(out, log, json_object_get(request, "params"), line, length);
+        }
+        return;
     }
     char quoted[160];
     json_format(json_object_get(request, "variant"), quoted, sizeof quoted);
@@ -181,7 +212,7 @@ int worker_main(FILE *in, FILE *out, FILE *log)
 
     size_t length = 0;
     bool too_long = false;
-    char *line = read_request_line(in, &length, &too_long);
+    char *line = worker_read_request_line(in, &length, &too_long);
     char parse_error[256] = "";
     json_value *request = NULL;
     if (line != NULL) {
@@ -203,8 +234,8 @@ int worker_main(FILE *in, FILE *out, FILE *log)
     } else {
         const char *workload = NULL;
         const char *variant = NULL;
-        if (check_request(out, request, &workload, &variant)) {
-            dispatch(out, log, request, workload, variant);
+        if (worker_check_request(out, request, &workload, &variant)) {
+            dispatch(out, log, request, line, length, workload, variant);
         }
     }
     json_free(request);

@@ -22,5 +22,9 @@ void test_json(void);
 void test_queue(void);
 void test_fanin(void);
 void test_worker(void);
+void test_socket(void);
+
+/* test-msgbench-c --fake-server N (tests/test_socket.c) */
+int fake_server(long long echoes);
 
 #endif

@@ -1,12 +1,17 @@
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
 int checks_passed;
 int checks_failed;
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--fake-server") == 0) {
+        return fake_server(atoll(argv[2]));
+    }
     struct {
         const char *name;
         void (*run)(void);
@@ -15,6 +20,7 @@ int main(void)
         {"queue", test_queue},
         {"fanin", test_fanin},
         {"worker", test_worker},
+        {"socket", test_socket},
     };
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         int failed_before = checks_failed;

@@ -1,0 +1,553 @@
+#define _GNU_SOURCE
+#include "socket_client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "measure.h"
+#include "socket_net.h"
+#include "socket_peer.h"
+#include "socket_server.h"
+
+#define NS_PER_S INT64_C(1000000000)
+/* After a client thread failed: how long the server gets to say why. */
+#define SERVER_EXPLAIN_LIMIT_S 5
+
+typedef struct {
+    const socket_params *p;
+    long long messages;
+    const unsigned char *frames; /* buffers prepared frames, back to back */
+    size_t frame_bytes;
+    size_t buffers;
+    pthread_mutex_t lock;
+    pthread_cond_t cue;
+    long long ready;
+    bool gate_open;
+    bool abort;
+} shared_state;
+
+typedef struct {
+    pthread_t thread;
+    bool started;
+    int fd;
+    long long index;
+    shared_state *s;
+    unsigned char *receive; /* echo: where the echo lands (in run_state's block) */
+    int64_t start_ns;
+    int64_t end_ns;
+    /* this thread's own counts */
+    long long sent;
+    long long sent_bytes;
+    long long received;
+    long long received_bytes;
+    long long mismatches;
+    bool failed;
+    char error[320];
+} client;
+
+static void failf(client *c, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void failf(client *c, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(c->error, sizeof c->error, format, args);
+    va_end(args);
+    c->failed = true;
+}
+
+/* An I/O failure on socket k after `done` complete messages, in the words the brief of
+ * the workload asks for when the server went away. */
+static void fail_io(client *c, const char *doing, long long done, io_status status, int error)
+{
+    if (status == IO_EOF) {
+        failf(c, "the server closed socket %lld after %lld of %lld messages (%s while %s)", c->index, done,
+              c->s->messages, net_status_text(status, error), doing);
+    } else {
+        failf(c, "socket %lld: %s after %lld of %lld messages (%s)", c->index, net_status_text(status, error), done,
+              c->s->messages, doing);
+    }
+}
+
+size_t socket_send_buffers(long long size)
+{
+    size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)size;
+    size_t buffers = SOCKET_SEND_BUFFER_BUDGET / frame_bytes;
+    if (buffers > SOCKET_MAX_SEND_BUFFERS) {
+        buffers = SOCKET_MAX_SEND_BUFFERS;
+    }
+    return buffers < 2 ? 2 : buffers;
+}
+
+/* Echo: write a frame (one write() of the prepared header + payload), read the whole
+ * echo back with blocking read()s, check it: its length, its first and last payload
+ * byte, and with check_content every byte (memcmp against what was sent). */
+static void run_echo(client *c)
+{
+    const shared_state *s = c->s;
+    const long long size = s->p->size;
+    const bool check_content = s->p->check_content;
+    unsigned char *echo = c->receive;
+    const size_t frame_bytes = s->frame_bytes;
+    c->start_ns = monotonic_ns();
+    for (long long i = 0; i < s->messages; i++) {
+        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * frame_bytes;
+        int error = 0;
+        io_status status = net_write_all(c->fd, frame, frame_bytes, NULL, &error);
+        if (status != IO_OK) {
+            fail_io(c, "sending", c->received, status, error);
+            break;
+        }
+        c->sent++;
+        c->sent_bytes += size;
+        status = net_read_exact(c->fd, echo, frame_bytes, NULL, &error);
+        if (status != IO_OK) {
+            fail_io(c, "reading an echo", c->received, status, error);
+            break;
+        }
+        uint32_t length = frame_get_length(echo);
+        if (length != (uint32_t)size) {
+            failf(c, "socket %lld: echo %lld has length %u, expected %lld: the stream is out of step", c->index,
+                  i + 1, length, size);
+            break;
+        }
+        c->received++;
+        c->received_bytes += size;
+        bool same = echo[FRAME_HEADER_BYTES] == frame[FRAME_HEADER_BYTES] && echo[frame_bytes - 1] == frame[frame_bytes - 1];
+        if (same && check_content) {
+            same = memcmp(echo + FRAME_HEADER_BYTES, frame + FRAME_HEADER_BYTES, (size_t)size) == 0;
+        }
+        c->mismatches += same ? 0 : 1;
+    }
+    c->end_ns = monotonic_ns();
+}
+
+/* Flow: one write() per frame, as fast as they go, then shutdown(SHUT_WR); the server
+ * answers the EOF with one byte once it has read everything, and the clock stops when
+ * that byte is here: the time until the receiver had the last byte (plus one one-way
+ * trip of one byte), measured on one clock. */
+static void run_flow(client *c)
+{
+    const shared_state *s = c->s;
+    const long long size = s->p->size;
+    const size_t frame_bytes = s->frame_bytes;
+    c->start_ns = monotonic_ns();
+    bool all_sent = true;
+    for (long long i = 0; i < s->messages; i++) {
+        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * frame_bytes;
+        int error = 0;
+        io_status status = net_write_all(c->fd, frame, frame_bytes, NULL, &error);
+        if (status != IO_OK) {
+            fail_io(c, "sending", c->sent, status, error);
+            all_sent = false;
+            break;
+        }
+        c->sent++;
+        c->sent_bytes += size;
+    }
+    if (all_sent) {
+        unsigned char ack = 0;
+        int error = 0;
+        io_status status = IO_OK;
+        if (shutdown(c->fd, SHUT_WR) != 0) {
+            status = IO_ERROR;
+            error = errno;
+        } else {
+            status = net_read_exact(c->fd, &ack, 1, NULL, &error);
+        }
+        if (status != IO_OK) {
+            fail_io(c, "waiting for the server's ack", c->sent, status, error);
+        }
+    }
+    c->end_ns = monotonic_ns();
+}
+
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    shared_state *s = c->s;
+    pthread_mutex_lock(&s->lock);
+    s->ready++;
+    pthread_cond_broadcast(&s->cue);
+    while (!s->gate_open) {
+        pthread_cond_wait(&s->cue, &s->lock);
+    }
+    bool abort_run = s->abort;
+    pthread_mutex_unlock(&s->lock);
+    if (!abort_run) {
+        if (s->p->mode == SOCKET_ECHO) {
+            run_echo(c);
+        } else {
+            run_flow(c);
+        }
+    }
+    /* echo: the server's handler sees EOF and ends; flow: after the ack, nothing more */
+    close(c->fd);
+    c->fd = -1;
+    return NULL;
+}
+
+/* One conversation with the server, and everything a run holds. */
+typedef struct {
+    const socket_params *p;
+    FILE *log;
+    peer_command command;
+    peer server;
+    bool server_started;
+    unsigned char *frames;
+    unsigned char *receive; /* echo: the clients' receive buffers */
+    client *clients;
+    shared_state shared;
+    bool shared_ready;
+    error_kind *kind;
+    char *message;
+    size_t message_size;
+} run_state;
+
+static bool run_fail(run_state *r, error_kind kind, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
+static bool run_fail(run_state *r, error_kind kind, const char *format, ...)
+{
+    *r->kind = kind;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(r->message, r->message_size, format, args);
+    va_end(args);
+    return false;
+}
+
+typedef enum { SERVER_LISTENING, SERVER_SERVED, SERVER_ERROR, SERVER_OTHER } server_line_type;
+
+static error_kind error_kind_from(const char *name)
+{
+    if (strcmp(name, "bad_params") == 0) {
+        return ERROR_BAD_PARAMS;
+    }
+    if (strcmp(name, "unsupported") == 0) {
+        return ERROR_UNSUPPORTED;
+    }
+    if (strcmp(name, "resource") == 0) {
+        return ERROR_RESOURCE;
+    }
+    return ERROR_INTERNAL;
+}
+
+/* Reads the server's lines until one of the protocol's (listening, served, error) or
+ * EOF or deadline. On listening: *a = port; served: *a = messages, *b = bytes; error:
+ * *kind and message are set (relayed). False on EOF/timeout, with the message saying
+ * what was awaited. */
+static bool await_server(run_state *r, const char *awaited, int limit_s, server_line_type *type, long long *a,
+                         long long *b)
+{
+    int64_t deadline_ns = monotonic_ns() + limit_s * NS_PER_S;
+    char line[PEER_LINE_BYTES];
+    for (;;) {
+        peer_line_status status = peer_read_line(&r->server, deadline_ns, line, sizeof line);
+        if (status == PEER_TIMEOUT) {
+            return run_fail(r, ERROR_INTERNAL, "the server printed no %s line within %d s", awaited, limit_s);
+        }
+        if (status == PEER_EOF) {
+            peer_finish(&r->server, monotonic_ns() + 2 * NS_PER_S);
+            char how[64];
+            peer_describe_exit(&r->server, how, sizeof how);
+            return run_fail(r, ERROR_INTERNAL, "the server (%s) closed its stdout before it printed a %s line (%s)",
+                            r->command.argv[0], awaited, how);
+        }
+        char error[256];
+        json_value *v = json_parse(line, strlen(line), error, sizeof error);
+        const json_value *t = json_object_get(v, "type");
+        const char *name = t != NULL && t->type == JSON_STRING ? t->as.string.chars : "";
+        *type = SERVER_OTHER;
+        if (strcmp(name, "listening") == 0 && json_as_integer(json_object_get(v, "port"), a) && *a >= 1 &&
+            *a <= 65535) {
+            *type = SERVER_LISTENING;
+        } else if (strcmp(name, "served") == 0 && json_as_integer(json_object_get(v, "messages"), a) &&
+                   json_as_integer(json_object_get(v, "bytes"), b)) {
+            *type = SERVER_SERVED;
+        } else if (strcmp(name, "error") == 0) {
+            const json_value *k = json_object_get(v, "kind");
+            const json_value *m = json_object_get(v, "message");
+            *type = SERVER_ERROR;
+            run_fail(r, error_kind_from(k != NULL && k->type == JSON_STRING ? k->as.string.chars : ""),
+                     "the server: %s", m != NULL && m->type == JSON_STRING ? m->as.string.chars : "(no message)");
+        }
+        json_free(v);
+        if (*type != SERVER_OTHER) {
+            return true;
+        }
+        fprintf(r->log, "c socket: ignoring a line from the server: %.200s\n", line);
+    }
+}
+
+static void release(run_state *r)
+{
+    if (r->clients != NULL) {
+        for (long long k = 0; k < r->p->sockets; k++) {
+            if (r->clients[k].fd >= 0) {
+                close(r->clients[k].fd);
+            }
+        }
+        free(r->clients);
+    }
+    if (r->shared_ready) {
+        pthread_mutex_destroy(&r->shared.lock);
+        pthread_cond_destroy(&r->shared.cue);
+    }
+    free(r->frames);
+    free(r->receive);
+    if (r->server_started) {
+        peer_finish(&r->server, monotonic_ns() + SOCKET_EXIT_LIMIT_S * NS_PER_S);
+    }
+    peer_command_free(&r->command);
+}
+
+/* The memory check, the frames and the client table: before the server starts. */
+static bool prepare(run_state *r)
+{
+    const socket_params *p = r->p;
+    size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)p->size;
+    size_t buffers = socket_send_buffers(p->size);
+    long long client_bytes = (long long)(buffers * frame_bytes) + (p->mode == SOCKET_ECHO ? p->sockets * (long long)frame_bytes : 0);
+    long long server_bytes = p->sockets * (p->mode == SOCKET_ECHO ? (long long)frame_bytes : SOCKET_FLOW_CHUNK_BYTES);
+    long long need = client_bytes + (p->remote ? 0 : server_bytes);
+    long long physical = net_physical_memory_bytes();
+    if (physical > 0 && need > physical / 2) {
+        return run_fail(r, ERROR_RESOURCE,
+                        "size = %lld with sockets = %lld needs %lld MiB of buffers (client%s), more than half of "
+                        "this host's %lld MiB",
+                        p->size, p->sockets, need >> 20, p->remote ? "" : " and server", physical >> 20);
+    }
+    char message[256];
+    if (!net_reserve_fds(p->sockets + 16, message, sizeof message)) {
+        return run_fail(r, ERROR_RESOURCE, "%s", message);
+    }
+    r->frames = malloc(buffers * frame_bytes);
+    r->clients = malloc((size_t)p->sockets * sizeof *r->clients);
+    if (r->clients != NULL) {
+        for (long long k = 0; k < p->sockets; k++) {
+            r->clients[k] = (client){.fd = -1, .index = k};
+        }
+    }
+    if (r->frames == NULL || r->clients == NULL) {
+        return run_fail(r, ERROR_RESOURCE, "out of memory for %zu frames of %zu bytes", buffers, frame_bytes);
+    }
+    for (size_t j = 0; j < buffers; j++) {
+        unsigned char *frame = r->frames + j * frame_bytes;
+        frame_put_length(frame, (uint32_t)p->size);
+        memset(frame + FRAME_HEADER_BYTES, (int)(j + 1), (size_t)p->size);
+    }
+    r->shared = (shared_state){.p = p, .messages = socket_messages(p), .frames = r->frames,
+                               .frame_bytes = frame_bytes, .buffers = buffers};
+    pthread_mutex_init(&r->shared.lock, NULL);
+    pthread_cond_init(&r->shared.cue, NULL);
+    r->shared_ready = true;
+    /* echo: one block of receive buffers, each on its own cache lines */
+    size_t stride = (frame_bytes + 63) / 64 * 64;
+    if (p->mode == SOCKET_ECHO) {
+        r->receive = malloc((size_t)p->sockets * stride);
+        if (r->receive == NULL) {
+            return run_fail(r, ERROR_RESOURCE, "out of memory for %lld echo buffers of %zu bytes", p->sockets,
+                            frame_bytes);
+        }
+        memset(r->receive, 0, (size_t)p->sockets * stride); /* touched now, not in the timed loop */
+    }
+    for (long long k = 0; k < p->sockets; k++) {
+        r->clients[k].s = &r->shared;
+        r->clients[k].receive = r->receive != NULL ? r->receive + (size_t)k * stride : NULL;
+    }
+    return true;
+}
+
+/* Starts the server and waits for its port. */
+static bool start_server(run_state *r, const char *request_line, size_t request_length, long long *port)
+{
+    if (!peer_command_from_environment(&r->command, r->message, r->message_size)) {
+        *r->kind = ERROR_INTERNAL;
+        return false;
+    }
+    if (!r->command.from_environment && r->p->remote) {
+        return run_fail(r, ERROR_UNSUPPORTED,
+                        "placement = \"remote\" needs the harness's MSGBENCH_PEER_COMMAND (the server's place); it "
+                        "is not set");
+    }
+    int error = 0;
+    if (!peer_start(&r->server, &r->command, &error, r->message, r->message_size)) {
+        /* out of processes, memory or descriptors is a resource; a bad command is not */
+        bool limit = error == EAGAIN || error == ENOMEM || error == EMFILE || error == ENFILE;
+        *r->kind = limit ? ERROR_RESOURCE : ERROR_INTERNAL;
+        return false;
+    }
+    r->server_started = true;
+    /* a server that is already gone shows as EOF on its stdout below */
+    if (peer_write(&r->server, request_line, request_length)) {
+        peer_write(&r->server, "\n", 1);
+    }
+    server_line_type type;
+    long long unused = 0;
+    if (!await_server(r, "{\"type\":\"listening\",\"port\":P}", SOCKET_LISTENING_LIMIT_S, &type, port, &unused)) {
+        return false;
+    }
+    if (type != SERVER_LISTENING) {
+        return type == SERVER_ERROR ? false : run_fail(r, ERROR_INTERNAL, "the server printed served before listening");
+    }
+    return true;
+}
+
+static bool connect_all(run_state *r, long long port)
+{
+    for (long long k = 0; k < r->p->sockets; k++) {
+        char message[256];
+        int fd = net_connect(r->command.host, (int)port, SOCKET_CONNECT_LIMIT_MS, message, sizeof message);
+        if (fd < 0) {
+            return run_fail(r, ERROR_INTERNAL, "socket %lld of %lld: %s", k, r->p->sockets, message);
+        }
+        r->clients[k].fd = fd;
+        int error = net_configure(fd, r->p->mode == SOCKET_ECHO);
+        if (error != 0) {
+            return run_fail(r, ERROR_INTERNAL, "socket %lld: setsockopt: %s", k, strerror(error));
+        }
+    }
+    return true;
+}
+
+/* Starts one thread per socket, opens the gate when all are ready, joins them.
+ * *gate_ns is when the gate opened. */
+static bool run_clients(run_state *r, int64_t *gate_ns)
+{
+    shared_state *s = &r->shared;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, SOCKET_THREAD_STACK_BYTES);
+    long long started = 0;
+    int error = 0;
+    for (; started < r->p->sockets; started++) {
+        client *c = &r->clients[started];
+        error = pthread_create(&c->thread, &attributes, client_main, c);
+        if (error != 0) {
+            break;
+        }
+        c->started = true;
+    }
+    pthread_attr_destroy(&attributes);
+    pthread_mutex_lock(&s->lock);
+    while (s->ready < started) {
+        pthread_cond_wait(&s->cue, &s->lock);
+    }
+    s->abort = started < r->p->sockets;
+    *gate_ns = monotonic_ns();
+    s->gate_open = true;
+    pthread_cond_broadcast(&s->cue);
+    pthread_mutex_unlock(&s->lock);
+    for (long long k = 0; k < started; k++) {
+        pthread_join(r->clients[k].thread, NULL);
+    }
+    if (started < r->p->sockets) {
+        return run_fail(r, ERROR_RESOURCE, "cannot start client thread %lld of %lld: %s", started + 1,
+                        r->p->sockets, strerror(error));
+    }
+    return true;
+}
+
+static bool measure(run_state *r, const char *request_line, size_t request_length, socket_outcome *out)
+{
+    long long port = 0;
+    if (!prepare(r) || !start_server(r, request_line, request_length, &port) || !connect_all(r, port)) {
+        return false;
+    }
+    int64_t gate_ns = 0;
+    if (!run_clients(r, &gate_ns)) {
+        return false;
+    }
+    const socket_params *p = r->p;
+    *out = (socket_outcome){.messages_per_socket = r->shared.messages, .send_buffers = r->shared.buffers};
+    const client *failed = NULL;
+    int64_t last_end = gate_ns;
+    for (long long k = 0; k < p->sockets; k++) {
+        const client *c = &r->clients[k];
+        if (c->failed && failed == NULL) {
+            failed = c;
+        }
+        out->messages_sent += c->sent;
+        out->bytes_sent += c->sent_bytes;
+        out->messages_received += c->received;
+        out->bytes_received += c->received_bytes;
+        out->content_mismatches += c->mismatches;
+        int64_t elapsed = c->end_ns - c->start_ns;
+        out->mean_elapsed_ns += (double)elapsed / (double)p->sockets;
+        out->mean_ns_per_message += (double)elapsed / (double)r->shared.messages / (double)p->sockets;
+        last_end = c->end_ns > last_end ? c->end_ns : last_end;
+    }
+    out->wall_ns = last_end - gate_ns > 0 ? last_end - gate_ns : 1;
+    server_line_type type;
+    long long served_messages = 0;
+    long long served_bytes = 0;
+    if (failed != NULL) {
+        /* the server may know why: relay its error if it prints one soon */
+        if (await_server(r, "served or error", SERVER_EXPLAIN_LIMIT_S, &type, &served_messages, &served_bytes) &&
+            type == SERVER_ERROR) {
+            return false;
+        }
+        return run_fail(r, ERROR_INTERNAL, "%s", failed->error);
+    }
+    if (!await_server(r, "{\"type\":\"served\",...}", SOCKET_SERVED_LIMIT_S, &type, &served_messages,
+                      &served_bytes)) {
+        return false;
+    }
+    if (type != SERVER_SERVED) {
+        return type == SERVER_ERROR ? false : run_fail(r, ERROR_INTERNAL, "the server printed listening twice");
+    }
+    if (p->mode == SOCKET_FLOW) {
+        out->messages_received = served_messages;
+        out->bytes_received = served_bytes;
+    } else if (served_messages != out->messages_sent || served_bytes != out->bytes_sent) {
+        fprintf(r->log, "c socket: the server echoed %lld messages (%lld bytes); the clients sent %lld (%lld)\n",
+                served_messages, served_bytes, out->messages_sent, out->bytes_sent);
+    }
+    r->server_started = false;
+    if (!peer_finish(&r->server, monotonic_ns() + SOCKET_EXIT_LIMIT_S * NS_PER_S)) {
+        return run_fail(r, ERROR_INTERNAL, "the server did not exit within %d s after it printed served (killed)",
+                        SOCKET_EXIT_LIMIT_S);
+    }
+    out->peak_rss_bytes = peak_rss_bytes();
+    fprintf(r->log,
+            "c socket: %s size=%lld sockets=%lld messages/socket=%lld send buffers=%zu nodelay=%s wall=%.3f ms "
+            "server on %s port %lld\n",
+            socket_mode_name(p->mode), p->size, p->sockets, out->messages_per_socket, out->send_buffers,
+            p->mode == SOCKET_ECHO ? "on" : "off", (double)out->wall_ns / 1e6, r->command.host, port);
+    return true;
+}
+
+bool socket_run(const socket_params *p, const char *request_line, size_t request_length, socket_outcome *out,
+                error_kind *kind, char *message, size_t message_size, FILE *log)
+{
+    socket_ignore_sigpipe();
+    run_state r = {.p = p, .log = log, .kind = kind, .message = message, .message_size = message_size};
+    bool ok = measure(&r, request_line, request_length, out);
+    release(&r);
+    return ok;
+}
+
+void socket_metrics(const socket_outcome *o, metric out[SOCKET_METRIC_COUNT])
+{
+    double wall_s = (double)o->wall_ns / 1e9;
+    out[0] = (metric){"elapsed_ms", o->mean_elapsed_ns / 1e6};
+    out[1] = (metric){"round_trip_us", o->mean_ns_per_message / 1e3};
+    out[2] = (metric){"bandwidth_bytes_per_s", (double)o->bytes_received / wall_s};
+    out[3] = (metric){"msgs_per_s", (double)o->messages_received / wall_s};
+    out[4] = (metric){"peak_rss_bytes", (double)o->peak_rss_bytes};
+}
+
+void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT])
+{
+    out[0] = (verify_count){"messages_sent", o->messages_sent};
+    out[1] = (verify_count){"messages_received", o->messages_received};
+    out[2] = (verify_count){"bytes_sent", o->bytes_sent};
+    out[3] = (verify_count){"bytes_received", o->bytes_received};
+    out[4] = (verify_count){"content_mismatches", o->content_mismatches};
+}

@@ -1,0 +1,55 @@
+/* The socket workload's client (the worker): seed 002, the Erlang inet driver speed
+ * test. It starts the server half, connects `sockets` connections, runs the sequence on
+ * each from its own thread, all at once, and reports times and counts. */
+#ifndef MSGBENCH_SOCKET_CLIENT_H
+#define MSGBENCH_SOCKET_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "protocol.h"
+#include "socket_params.h"
+
+#define SOCKET_METRIC_COUNT 5
+#define SOCKET_VERIFY_COUNT 5
+
+/* The most memory the prepared outgoing frames may take: frames of one value each, for
+ * values 1..251 while they fit (the value changes from message to message), at least 2. */
+#define SOCKET_SEND_BUFFER_BUDGET (16 << 20)
+#define SOCKET_MAX_SEND_BUFFERS 251
+
+/* Time limits of the conversation with the server. */
+#define SOCKET_LISTENING_LIMIT_S 30
+#define SOCKET_CONNECT_LIMIT_MS (30 * 1000)
+#define SOCKET_SERVED_LIMIT_S 60
+#define SOCKET_EXIT_LIMIT_S 10
+
+typedef struct {
+    long long messages_per_socket;
+    long long messages_sent;      /* frames written completely, all client threads */
+    long long bytes_sent;         /* their payload bytes */
+    long long messages_received;  /* echo: echoes read back by the clients; flow: the server's count */
+    long long bytes_received;     /* payload bytes, counted the same way */
+    long long content_mismatches; /* echo: echoes unlike what was sent */
+    int64_t wall_ns;              /* gate opened to the last socket done */
+    double mean_elapsed_ns;       /* per socket: first write to last echo / to the ack */
+    double mean_ns_per_message;   /* per socket elapsed / messages, mean over sockets */
+    int64_t peak_rss_bytes;
+    size_t send_buffers;
+} socket_outcome;
+
+/* Prepared frames: buffers frames of 4 + size bytes each, frame j's payload all of
+ * byte j + 1. How many fit SOCKET_SEND_BUFFER_BUDGET (2 to 251). */
+size_t socket_send_buffers(long long size);
+
+/* Runs one measurement; request_line (without newline) goes to the server's stdin.
+ * False with *kind and a message on failure (also a relayed server error). */
+bool socket_run(const socket_params *p, const char *request_line, size_t request_length, socket_outcome *out,
+                error_kind *kind, char *message, size_t message_size, FILE *log);
+
+void socket_metrics(const socket_outcome *o, metric out[SOCKET_METRIC_COUNT]);
+void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT]);
+
+#endif

@@ -1,0 +1,413 @@
+#define _GNU_SOURCE
+#include "socket_server.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "protocol.h"
+#include "socket_net.h"
+#include "socket_params.h"
+#include "worker.h"
+
+#define MESSAGE_BYTES 1024
+/* The worker writes the request as soon as it started the server. */
+#define REQUEST_TIME_LIMIT_S 60
+/* Each accept waits at most this long. */
+#define ACCEPT_TIME_LIMIT_MS (60 * 1000)
+
+typedef struct {
+    pthread_t thread;
+    int fd;
+    long long index; /* in accept order */
+    const socket_params *params;
+    bool started;
+    /* the handler's own counts, read after join */
+    long long messages;
+    long long bytes;
+    bool failed;
+    char error[256];
+} connection;
+
+static void failf(connection *c, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void failf(connection *c, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(c->error, sizeof c->error, format, args);
+    va_end(args);
+    c->failed = true;
+}
+
+/* Echo: read one whole frame (the size is known from the request: one read() call of
+ * 4 + size bytes, repeated only if the kernel hands over less), check its header, write
+ * it back with one write(). EOF between frames ends the connection. */
+static void serve_echo(connection *c)
+{
+    size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)c->params->size;
+    unsigned char *frame = malloc(frame_bytes);
+    if (frame == NULL) {
+        failf(c, "connection %lld: out of memory for a %zu-byte frame", c->index, frame_bytes);
+        return;
+    }
+    for (;;) {
+        size_t got = 0;
+        int error = 0;
+        io_status status = net_read_exact(c->fd, frame, frame_bytes, &got, &error);
+        if (status == IO_EOF && got == 0) {
+            break; /* the client is done */
+        }
+        if (status != IO_OK) {
+            failf(c, "connection %lld: reading message %lld: %s after %zu of %zu bytes", c->index,
+                  c->messages + 1, net_status_text(status, error), got, frame_bytes);
+            break;
+        }
+        uint32_t length = frame_get_length(frame);
+        if (length != (uint32_t)c->params->size) {
+            failf(c, "connection %lld: message %lld has length %u, expected size %lld", c->index, c->messages + 1,
+                  length, c->params->size);
+            break;
+        }
+        c->messages++;
+        c->bytes += length;
+        status = net_write_all(c->fd, frame, frame_bytes, NULL, &error);
+        if (status != IO_OK) {
+            failf(c, "connection %lld: echoing message %lld: %s", c->index, c->messages,
+                  net_status_text(status, error));
+            break;
+        }
+    }
+    free(frame);
+}
+
+/* Flow: read()s of up to SOCKET_FLOW_CHUNK_BYTES, frames parsed out of each chunk and
+ * discarded, counted as they complete. At EOF (the client's shutdown) one byte goes
+ * back: the client's clock stops when it reads it. */
+static void serve_flow(connection *c)
+{
+    unsigned char *chunk = malloc(SOCKET_FLOW_CHUNK_BYTES);
+    if (chunk == NULL) {
+        failf(c, "connection %lld: out of memory for the read buffer", c->index);
+        return;
+    }
+    unsigned char header[FRAME_HEADER_BYTES];
+    size_t header_have = 0;
+    uint64_t payload_left = 0;
+    bool in_payload = false;
+    for (;;) {
+        ssize_t n = read(c->fd, chunk, SOCKET_FLOW_CHUNK_BYTES);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            io_status status = errno == EAGAIN || errno == EWOULDBLOCK ? IO_TIMEOUT : IO_ERROR;
+            failf(c, "connection %lld: reading after %lld messages: %s", c->index, c->messages,
+                  net_status_text(status, errno));
+            break;
+        }
+        if (n == 0) {
+            if (in_payload || header_have > 0) {
+                failf(c, "connection %lld: the client closed in the middle of message %lld", c->index,
+                      c->messages + 1);
+            } else {
+                unsigned char ack = 'A';
+                int error = 0;
+                io_status status = net_write_all(c->fd, &ack, 1, NULL, &error);
+                if (status != IO_OK) {
+                    failf(c, "connection %lld: writing the ack: %s", c->index, net_status_text(status, error));
+                }
+            }
+            break;
+        }
+        size_t at = 0;
+        size_t length = (size_t)n;
+        while (at < length) {
+            if (!in_payload) {
+                while (header_have < FRAME_HEADER_BYTES && at < length) {
+                    header[header_have++] = chunk[at++];
+                }
+                if (header_have == FRAME_HEADER_BYTES) {
+                    uint32_t size = frame_get_length(header);
+                    if (size != (uint32_t)c->params->size) {
+                        failf(c, "connection %lld: message %lld has length %u, expected size %lld", c->index,
+                              c->messages + 1, size, c->params->size);
+                        free(chunk);
+                        return;
+                    }
+                    payload_left = size;
+                    in_payload = true;
+                    header_have = 0;
+                }
+            } else {
+                size_t take = length - at < payload_left ? length - at : (size_t)payload_left;
+                at += take;
+                payload_left -= take;
+                c->bytes += (long long)take;
+                if (payload_left == 0) {
+                    c->messages++;
+                    in_payload = false;
+                }
+            }
+        }
+    }
+    free(chunk);
+}
+
+static void *handle(void *arg)
+{
+    connection *c = arg;
+    if (c->params->mode == SOCKET_ECHO) {
+        serve_echo(c);
+    } else {
+        serve_flow(c);
+    }
+    close(c->fd);
+    c->fd = -1;
+    return NULL;
+}
+
+static atomic_bool serving_done;
+
+/* Reads the server's stdin until EOF, then ends the process: the worker is gone (or
+ * done with us). Raw read() on the descriptor, not the FILE, so exit() never waits for
+ * a stdio lock this thread holds. */
+static void *watch_stdin(void *arg)
+{
+    int fd = *(int *)arg;
+    char sink[256];
+    for (;;) {
+        ssize_t n = read(fd, sink, sizeof sink);
+        if (n == 0 || (n < 0 && errno != EINTR)) {
+            break;
+        }
+    }
+    if (!atomic_load(&serving_done)) {
+        static const char note[] = "msgbench-c serve: stdin closed: exiting\n";
+        ssize_t ignored = write(STDERR_FILENO, note, sizeof note - 1);
+        (void)ignored;
+        _exit(0);
+    }
+    return NULL;
+}
+
+static void server_errorf(FILE *out, error_kind kind, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
+static void server_errorf(FILE *out, error_kind kind, const char *format, ...)
+{
+    char message[MESSAGE_BYTES];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    protocol_error(out, kind, message);
+}
+
+/* The listening socket on 0.0.0.0:port; -1 after writing an error. */
+static int listen_on(FILE *out, const socket_params *p, int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        server_errorf(out, ERROR_RESOURCE, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int on = 1;
+    /* lets a fixed port be reused while old connections sit in TIME_WAIT; Linux still
+     * refuses a port another socket listens on (EADDRINUSE) */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->port),
+                                  .sin_addr.s_addr = htonl(INADDR_ANY)};
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int error = errno;
+        close(fd);
+        if (error == EADDRINUSE) {
+            server_errorf(out, ERROR_RESOURCE,
+                          "port %lld is in use (bind: %s): choose another port, or port = 0 for any free port",
+                          p->port, strerror(error));
+        } else {
+            server_errorf(out, ERROR_RESOURCE, "cannot bind 0.0.0.0 port %lld: %s", p->port, strerror(error));
+        }
+        return -1;
+    }
+    if (listen(fd, (int)p->sockets) != 0) {
+        server_errorf(out, ERROR_RESOURCE, "listen: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    socklen_t size = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &size) != 0) {
+        server_errorf(out, ERROR_INTERNAL, "getsockname: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(address.sin_port);
+    return fd;
+}
+
+/* Accepts one connection within ACCEPT_TIME_LIMIT_MS: the fd, or -1 with a message. */
+static int accept_one(int listener, long long index, long long total, char *message, size_t message_size)
+{
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    int ready;
+    do {
+        ready = poll(&p, 1, ACCEPT_TIME_LIMIT_MS);
+    } while (ready < 0 && errno == EINTR);
+    if (ready == 0) {
+        snprintf(message, message_size, "accepted %lld of %lld connections: no connection within %d s", index,
+                 total, ACCEPT_TIME_LIMIT_MS / 1000);
+        return -1;
+    }
+    int fd = ready < 0 ? -1 : accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) {
+        snprintf(message, message_size, "accepting connection %lld of %lld: %s", index + 1, total, strerror(errno));
+    }
+    return fd;
+}
+
+/* Listens, serves, reports. Errors are written to out. */
+static void serve(FILE *out, FILE *log, const socket_params *p)
+{
+    char message[MESSAGE_BYTES];
+    if (!net_reserve_fds(p->sockets + 8, message, sizeof message)) {
+        protocol_error(out, ERROR_RESOURCE, message);
+        return;
+    }
+    long long per_connection =
+        p->mode == SOCKET_ECHO ? FRAME_HEADER_BYTES + p->size : SOCKET_FLOW_CHUNK_BYTES;
+    long long physical = net_physical_memory_bytes();
+    if (physical > 0 && per_connection * p->sockets > physical / 2) {
+        server_errorf(out, ERROR_RESOURCE,
+                      "the server's buffers (%lld sockets x %lld bytes) would exceed half of this host's memory "
+                      "(%lld MiB)",
+                      p->sockets, per_connection, physical >> 20);
+        return;
+    }
+    connection *connections = calloc((size_t)p->sockets, sizeof *connections);
+    if (connections == NULL) {
+        protocol_error(out, ERROR_RESOURCE, "out of memory for the connection table");
+        return;
+    }
+    int port = 0;
+    int listener = listen_on(out, p, &port);
+    if (listener < 0) {
+        free(connections);
+        return;
+    }
+    fprintf(out, "{\"type\":\"listening\",\"port\":%d}\n", port);
+    fflush(out);
+
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, SOCKET_THREAD_STACK_BYTES);
+    bool ok = true;
+    error_kind kind = ERROR_INTERNAL;
+    for (long long k = 0; k < p->sockets && ok; k++) {
+        connection *c = &connections[k];
+        *c = (connection){.fd = -1, .index = k, .params = p};
+        c->fd = accept_one(listener, k, p->sockets, message, sizeof message);
+        if (c->fd < 0) {
+            ok = false;
+            break;
+        }
+        int error = net_configure(c->fd, p->mode == SOCKET_ECHO);
+        if (error != 0) {
+            snprintf(message, sizeof message, "connection %lld: setsockopt: %s", k, strerror(error));
+            ok = false;
+            break;
+        }
+        error = pthread_create(&c->thread, &attributes, handle, c);
+        if (error != 0) {
+            snprintf(message, sizeof message, "cannot start handler thread %lld of %lld: %s", k + 1, p->sockets,
+                     strerror(error));
+            kind = ERROR_RESOURCE;
+            ok = false;
+            break;
+        }
+        c->started = true;
+    }
+    pthread_attr_destroy(&attributes);
+    close(listener);
+    if (!ok) {
+        /* the handlers already running end when their clients go; we do not wait */
+        /* the handlers already started run on connections[]: leave it to the exit */
+        protocol_error(out, kind, message);
+        fflush(out);
+        _exit(0);
+    }
+
+    long long messages = 0;
+    long long bytes = 0;
+    const connection *failed = NULL;
+    for (long long k = 0; k < p->sockets; k++) {
+        pthread_join(connections[k].thread, NULL);
+        messages += connections[k].messages;
+        bytes += connections[k].bytes;
+        if (connections[k].failed && failed == NULL) {
+            failed = &connections[k];
+        }
+    }
+    atomic_store(&serving_done, true); /* the worker may close our stdin once it has our answer */
+    if (failed != NULL) {
+        protocol_error(out, ERROR_INTERNAL, failed->error);
+    } else {
+        fprintf(out, "{\"type\":\"served\",\"messages\":%lld,\"bytes\":%lld}\n", messages, bytes);
+        fflush(out);
+    }
+    fprintf(log, "c socket serve: %s, port %d, %lld connections, %lld messages, %lld bytes\n",
+            socket_mode_name(p->mode), port, p->sockets, messages, bytes);
+    free(connections);
+}
+
+int serve_main(FILE *in, FILE *out, FILE *log)
+{
+    socket_ignore_sigpipe();
+    /* a worker that never sends its request must not leave us behind */
+    alarm(REQUEST_TIME_LIMIT_S);
+    size_t length = 0;
+    bool too_long = false;
+    char *line = worker_read_request_line(in, &length, &too_long);
+    alarm(0);
+    char parse_error[256] = "";
+    json_value *request = line != NULL ? json_parse(line, length, parse_error, sizeof parse_error) : NULL;
+    const char *workload = NULL;
+    const char *variant = NULL;
+    socket_params p;
+    error_kind kind = ERROR_INTERNAL;
+    char message[MESSAGE_BYTES];
+    if (line == NULL) {
+        protocol_error(out, too_long ? ERROR_BAD_PARAMS : ERROR_INTERNAL,
+                       too_long ? "the request line is too long" : "out of memory reading the request");
+    } else if (request == NULL) {
+        server_errorf(out, ERROR_BAD_PARAMS, "the request is not valid JSON: %s", parse_error);
+    } else if (worker_check_request(out, request, &workload, &variant)) {
+        if (strcmp(workload, "socket") != 0) {
+            server_errorf(out, ERROR_UNSUPPORTED, "the c server half serves workload socket only, not %s", workload);
+        } else if (!socket_params_decode(json_object_get(request, "params"), &p, &kind, message, sizeof message)) {
+            protocol_error(out, kind, message);
+        } else {
+            static int stdin_fd;
+            stdin_fd = fileno(in);
+            pthread_t watcher;
+            if (pthread_create(&watcher, NULL, watch_stdin, &stdin_fd) != 0) {
+                protocol_error(out, ERROR_RESOURCE, "cannot start the stdin watcher thread");
+            } else {
+                pthread_detach(watcher);
+                serve(out, log, &p);
+                atomic_store(&serving_done, true); /* from here, stdin's EOF is no news */
+            }
+        }
+    }
+    json_free(request);
+    free(line);
+    fflush(out);
+    return 0;
+}
