@@ -7,9 +7,9 @@ that takes two worker runs per measurement) registers a module here.
 
 from collections.abc import Callable
 
-from msgbench.workloads import fanin
+from msgbench.workloads import fanin, socket
 
-_HOOKS = {"fanin": fanin}
+_HOOKS = {"fanin": fanin, "socket": socket}
 
 
 def parse_value(workload: str, name: str, text: str):

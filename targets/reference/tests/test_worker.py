@@ -1,0 +1,258 @@
+"""The reference worker through the real protocol, with the real tools on 127.0.0.1.
+
+Each test runs `python3 worker.py` as the harness does (one request on stdin, JSON lines
+on stdout, its own session so leftovers can be found), with MSGBENCH_PEER_COMMAND set to
+target.toml's serve argv. Tests of a tool that is not installed are skipped.
+"""
+
+import json
+import math
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+FOLDER = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(FOLDER))
+import worker  # noqa: E402
+
+SPEC = FOLDER.parent.parent / "spec" / "workloads" / "socket.json"
+TOML = tomllib.loads((FOLDER / "target.toml").read_text())
+METRICS = ("elapsed_ms", "round_trip_us", "bandwidth_bytes_per_s", "msgs_per_s", "peak_rss_bytes")
+DEFAULTS = {"mode": "echo", "size": 1024, "total_bytes": 4194304, "sockets": 1, "data": "binary",
+            "placement": "local", "check_content": 1, "port": 0}
+TIME_LIMIT_S = 120
+
+needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+needs_sockperf = pytest.mark.skipif(shutil.which("sockperf") is None, reason="sockperf is not installed")
+FLOW = {"mode": "flow"}
+
+
+def peer_env() -> dict:
+    return os.environ | {"MSGBENCH_PEER_COMMAND": json.dumps(TOML["serve"]), "MSGBENCH_PEER_CWD": str(FOLDER),
+                         "MSGBENCH_PEER_HOST": "127.0.0.1"}
+
+
+def no_peer_env() -> dict:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MSGBENCH_PEER_")}
+
+
+def group_gone(pgid: int, within_s: float = 5) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def call(variant: str, params: dict, workload: str = "socket", env: dict | None = None) -> dict:
+    """One worker, as the harness runs it: the hello, then the one line that answers."""
+    request = {"workload": workload, "variant": variant, "params": DEFAULTS | params, "repetition": 1}
+    proc = subprocess.Popen(TOML["run"], cwd=FOLDER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=peer_env() if env is None else env,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(json.dumps(request) + "\n", timeout=TIME_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert group_gone(proc.pid), "a process of the worker outlived it"
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    assert [line["type"] for line in lines[:1]] == ["hello"], stdout
+    assert lines[0]["target"] == "reference" and lines[0]["variant"] == variant and lines[0]["runtime_version"]
+    assert len(lines) == 2 and lines[1]["type"] in ("result", "error"), stdout + stderr
+    return lines[1]
+
+
+def assert_result(answer: dict, exact: bool = True) -> dict:
+    assert answer["type"] == "result", answer
+    metrics, verify = answer["metrics"], answer["verify"]
+    for name in METRICS:
+        assert math.isfinite(metrics[name]) and metrics[name] > 0, (name, metrics)
+    assert verify["messages_sent"] > 0 and verify["content_mismatches"] == 0
+    if exact:
+        assert verify["messages_received"] == verify["messages_sent"], verify
+        assert verify["bytes_received"] == verify["bytes_sent"], verify
+    return answer
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# ---------------------------------------------------------------- without the tools
+
+
+def test_params_match_the_spec():
+    spec = json.loads(SPEC.read_text())["params"]
+    assert set(spec) == set(worker.PARAM_NAMES)
+    for name, (low, high) in worker.INT_PARAMS.items():
+        assert (spec[name]["minimum"], spec[name]["maximum"]) == (low, high), name
+    for name, values in worker.ENUM_PARAMS.items():
+        assert tuple(spec[name]["enum"]) == values, name
+    assert {name: body["default"] for name, body in spec.items()} == DEFAULTS
+
+
+def test_version_names_both_tools():
+    out = subprocess.run(TOML["version"], cwd=FOLDER, capture_output=True, text=True, timeout=30, check=True).stdout
+    assert "iperf" in out and "sockperf" in out and len(out.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("variant", ["iperf3", "sockperf"])
+@pytest.mark.parametrize("params, named", [
+    ({"size": 0}, "size"), ({"sockets": 0}, "sockets"), ({"sockets": 1025}, "sockets"),
+    ({"mode": "xml"}, "mode"), ({"total_bytes": "big"}, "total_bytes"), ({"port": 70000}, "port"),
+    ({"check_content": 2}, "check_content"), ({"size": True}, "size"), ({"no_such_param": 1}, "no_such_param"),
+])
+def test_bad_params_are_named_with_their_range(variant, params, named):
+    answer = call(variant, params)
+    assert answer["kind"] == "bad_params" and named in answer["message"], answer
+    if named != "no_such_param":
+        assert f"{named} = " in answer["message"] and "must be" in answer["message"]
+
+
+def test_a_missing_param_is_bad_params():
+    request = {"workload": "socket", "variant": "iperf3", "params": {"mode": "flow"}, "repetition": 1}
+    out = subprocess.run(TOML["run"], cwd=FOLDER, input=json.dumps(request), capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    answer = json.loads(out.splitlines()[-1])
+    assert answer["kind"] == "bad_params" and "missing" in answer["message"]
+
+
+@pytest.mark.parametrize("variant, params, named", [
+    ("iperf3", {"mode": "echo"}, "echo"),
+    ("sockperf", {"mode": "flow"}, "flow"),
+    ("iperf3", {"mode": "flow", "data": "list"}, "list"),
+    ("sockperf", {"size": 13}, "size"),
+    ("sockperf", {"size": 1048576}, "size"),
+    ("iperf3", {"mode": "flow", "size": 1048577}, "size"),
+    ("iperf3", {"mode": "flow", "sockets": 129}, "sockets"),
+    ("sockperf", {"sockets": 2, "port": 65535}, "port"),
+    ("no_such_variant", {}, "variant"),
+])
+def test_what_a_tool_cannot_do_is_unsupported(variant, params, named):
+    answer = call(variant, params)
+    assert answer["kind"] == "unsupported" and named in answer["message"], answer
+
+
+def test_unknown_workload_is_unsupported():
+    answer = call("iperf3", {}, workload="ring")
+    assert answer["kind"] == "unsupported" and "ring" in answer["message"]
+
+
+def test_remote_placement_needs_the_harness():
+    answer = call("iperf3", FLOW | {"placement": "remote"}, env=no_peer_env())
+    assert answer["kind"] == "unsupported" and "MSGBENCH_PEER_COMMAND" in answer["message"]
+
+
+def test_sockperf_summary_is_parsed():
+    text = ("sockperf: [Total Run] RunTime=2.001 sec; Warm up time=400 msec; SentMessages=30937; "
+            "ReceivedMessages=30936\nsockperf: [Valid Duration] RunTime=1.550 sec; SentMessages=21170; "
+            "ReceivedMessages=21170\nsockperf: \x1b[2;35m====> avg-rtt=73.173 (std-dev=62.701)\x1b[0m\n")
+    assert worker.parse_sockperf(text) == worker.PingPong(1.55, 21170, 21170, 73.173)
+    with pytest.raises(worker.Failure):
+        worker.parse_sockperf("sockperf: No valid observations found.")
+
+
+def test_flow_result_takes_counts_from_the_tools():
+    p = worker.validate(DEFAULTS | {"mode": "flow", "size": 1000, "total_bytes": 4000, "sockets": 2})
+    report = {"end": {"sum_received": {"bytes": 8000, "seconds": 0.5},
+                      "streams": [{"receiver": {"seconds": 0.5}}, {"receiver": {"seconds": 0.5}}]}}
+    result = worker.flow_result(p, report, {"messages": 8, "bytes": 8000}, 4096)
+    assert result["metrics"]["bandwidth_bytes_per_s"] == 16000 and result["metrics"]["msgs_per_s"] == 16
+    assert result["metrics"]["elapsed_ms"] == 500 and result["metrics"]["round_trip_us"] == 125000
+    assert result["verify"]["messages_received"] == 8 and result["verify"]["bytes_sent"] == 8000
+
+
+# ---------------------------------------------------------------- iperf3
+
+
+@needs_iperf3
+@pytest.mark.parametrize("sockets", [1, 4])
+def test_iperf3_flow(sockets):
+    answer = assert_result(call("iperf3", FLOW | {"size": 1024, "total_bytes": 1048576, "sockets": sockets}),
+                           exact=sockets == 1)
+    verify = answer["verify"]
+    wanted = 1048576 * sockets
+    # -P > 1: iperf3 stops each side once the total is reached, so a few blocks may be
+    # written and not read (README.md). One stream is exact.
+    assert wanted <= verify["bytes_received"] <= verify["bytes_sent"] <= wanted + sockets * 1024, verify
+    assert answer["metrics"]["peak_rss_bytes"] < 64 * 2**20, "the tool's RSS, not the Python worker's"
+
+
+@needs_iperf3
+def test_iperf3_flow_on_a_fixed_port():
+    assert_result(call("iperf3", FLOW | {"size": 4096, "total_bytes": 65536, "port": free_port()}))
+
+
+@needs_iperf3
+def test_iperf3_flow_without_the_harness_starts_its_own_server():
+    assert_result(call("iperf3", FLOW | {"size": 1024, "total_bytes": 65536}, env=no_peer_env()))
+
+
+@needs_iperf3
+def test_a_fixed_port_in_use_is_a_resource_error():
+    with socket.create_server(("0.0.0.0", 0)) as busy:
+        port = busy.getsockname()[1]
+        answer = call("iperf3", FLOW | {"size": 1024, "total_bytes": 65536, "port": port})
+    assert answer["kind"] == "resource" and str(port) in answer["message"], answer
+
+
+# ---------------------------------------------------------------- sockperf
+
+
+@needs_sockperf
+@pytest.mark.parametrize("sockets", [1, 2])
+def test_sockperf_echo(sockets):
+    answer = assert_result(call("sockperf", {"size": 16, "total_bytes": 16384, "sockets": sockets}))
+    metrics = answer["metrics"]
+    assert metrics["elapsed_ms"] > 500, "the valid duration of a 2 s sockperf run"
+    assert metrics["bandwidth_bytes_per_s"] == pytest.approx(metrics["msgs_per_s"] * 16)
+
+
+# ---------------------------------------------------------------- the server half
+
+
+def read_line(proc: subprocess.Popen, within_s: float) -> dict:
+    ready, _, _ = select.select([proc.stdout], [], [], within_s)
+    assert ready, f"no line within {within_s} s"
+    return json.loads(proc.stdout.readline())
+
+
+@pytest.mark.parametrize("variant, mode", [
+    pytest.param("iperf3", "flow", marks=needs_iperf3),
+    pytest.param("sockperf", "echo", marks=needs_sockperf),
+])
+def test_server_exits_with_its_tools_when_stdin_closes(variant, mode):
+    proc = subprocess.Popen(TOML["serve"], cwd=FOLDER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        request = {"workload": "socket", "variant": variant, "params": DEFAULTS | {"mode": mode, "sockets": 2},
+                   "repetition": 1}
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        listening = read_line(proc, 30)
+        assert listening["type"] == "listening" and listening["port"] > 0
+        assert set(listening["ports"]) <= worker.listening_ports()
+        proc.stdin.close()
+        assert proc.wait(timeout=15) == 0
+        assert not set(listening["ports"]) & worker.listening_ports()
+        assert group_gone(proc.pid), "the tool's server outlived the server half"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
