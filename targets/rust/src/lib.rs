@@ -1,4 +1,5 @@
-//! msgbench worker for Rust: tokio tasks and channels (and, for fanin, std threads).
+//! msgbench worker for Rust: tokio tasks and channels (and, for fanin, std threads);
+//! for socket, tokio's TcpStream, with the server half in the same binary (`--serve`).
 //! See README.md for the variants and how each workload maps to its seed.
 
 pub mod chat;
@@ -7,5 +8,6 @@ pub mod measure;
 pub mod params;
 pub mod protocol;
 pub mod ring;
+pub mod socket;
 pub mod variant;
 pub mod worker;

@@ -10,6 +10,7 @@ pub enum Workload {
     Ring,
     Fanin,
     Chat,
+    Socket,
 }
 
 impl Workload {
@@ -18,6 +19,7 @@ impl Workload {
             "ring" => Some(Self::Ring),
             "fanin" => Some(Self::Fanin),
             "chat" => Some(Self::Chat),
+            "socket" => Some(Self::Socket),
             _ => None,
         }
     }
@@ -27,6 +29,7 @@ impl Workload {
             Self::Ring => "ring",
             Self::Fanin => "fanin",
             Self::Chat => "chat",
+            Self::Socket => "socket",
         }
     }
 }
@@ -78,7 +81,8 @@ impl Variant {
             Self::Default | Self::CurrentThread => true,
             // Batched receive only matters with one busy receiver.
             Self::Tuned => workload == Workload::Fanin,
-            // One OS thread per ring link (or chat user) cannot reach 100k+ processes.
+            // One OS thread per ring link (or chat user) cannot reach 100k+ processes;
+            // socket is written for tokio's TcpStream only.
             Self::Threads => workload == Workload::Fanin,
         }
     }
@@ -106,6 +110,16 @@ pub fn cores() -> usize {
 
 /// A tokio runtime for `scheduler`; `timer` enables tokio::time (fanin and chat sleep).
 pub fn tokio_runtime(scheduler: Scheduler, timer: bool) -> Result<Runtime, WorkerError> {
+    build_runtime(scheduler, timer, false)
+}
+
+/// A tokio runtime for `scheduler` with its I/O driver (TcpStream, TcpListener) and
+/// timers (every socket wait has a time limit): socket's client and server.
+pub fn tokio_net_runtime(scheduler: Scheduler) -> Result<Runtime, WorkerError> {
+    build_runtime(scheduler, true, true)
+}
+
+fn build_runtime(scheduler: Scheduler, timer: bool, io: bool) -> Result<Runtime, WorkerError> {
     let mut builder = match scheduler {
         Scheduler::TokioMultiThread { worker_threads } => {
             let mut builder = Builder::new_multi_thread();
@@ -122,6 +136,9 @@ pub fn tokio_runtime(scheduler: Scheduler, timer: bool) -> Result<Runtime, Worke
     if timer {
         builder.enable_time();
     }
+    if io {
+        builder.enable_io();
+    }
     builder
         .build()
         .map_err(|err| WorkerError::resource(format!("cannot start the tokio runtime: {err}")))
@@ -137,7 +154,7 @@ mod tests {
             assert_eq!(Variant::from_name(variant.name()), Some(variant));
         }
         assert_eq!(Variant::from_name("nope"), None);
-        for name in ["ring", "fanin", "chat"] {
+        for name in ["ring", "fanin", "chat", "socket"] {
             assert_eq!(Workload::from_name(name).map(Workload::name), Some(name));
         }
     }
@@ -153,6 +170,10 @@ mod tests {
         assert!(Variant::CurrentThread.supports(Workload::Chat));
         assert!(!Variant::Tuned.supports(Workload::Chat));
         assert!(!Variant::Threads.supports(Workload::Chat));
+        assert!(Variant::Default.supports(Workload::Socket));
+        assert!(Variant::CurrentThread.supports(Workload::Socket));
+        assert!(!Variant::Tuned.supports(Workload::Socket));
+        assert!(!Variant::Threads.supports(Workload::Socket));
     }
 
     #[test]

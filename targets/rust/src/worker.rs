@@ -4,6 +4,7 @@ use crate::chat::{self, ChatParams};
 use crate::fanin::{self, FaninParams};
 use crate::protocol::{self, Measurement, Request, WorkerError};
 use crate::ring::{self, RingParams};
+use crate::socket::{self, SocketParams};
 use crate::variant::{Variant, Workload};
 use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -56,7 +57,7 @@ fn execute_guarded(request: &Request) -> Result<Measurement, WorkerError> {
 fn execute(request: &Request) -> Result<Measurement, WorkerError> {
     let workload = Workload::from_name(&request.workload).ok_or_else(|| {
         WorkerError::unsupported(format!(
-            "workload {:?} is not implemented by {}: it implements ring, fanin, chat",
+            "workload {:?} is not implemented by {}: it implements ring, fanin, chat, socket",
             request.workload,
             protocol::TARGET_NAME
         ))
@@ -81,5 +82,8 @@ fn execute(request: &Request) -> Result<Measurement, WorkerError> {
         Workload::Ring => ring::run(variant, &RingParams::from_json(&request.params)?),
         Workload::Fanin => fanin::run(variant, &FaninParams::from_json(&request.params)?),
         Workload::Chat => chat::run(variant, &ChatParams::from_json(&request.params)?),
+        Workload::Socket => {
+            socket::run(variant, request, &SocketParams::from_json(&request.params)?)
+        }
     }
 }
