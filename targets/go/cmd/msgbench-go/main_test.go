@@ -25,6 +25,9 @@ func runWorker(t *testing.T, request string) (stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), runAsWorker+"=1")
+	for _, env := range []string{"MSGBENCH_PEER_COMMAND", "MSGBENCH_PEER_CWD", "MSGBENCH_PEER_HOST"} {
+		cmd.Env = append(cmd.Env, env+"=")
+	}
 	cmd.Stdin = strings.NewReader(request)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -38,6 +41,9 @@ func TestWorkerProcessSpeaksTheProtocol(t *testing.T) {
 	for _, request := range []string{
 		`{"workload":"ring","variant":"default","params":{"n":100,"m":2,"payload":"BOO!"},"repetition":1}` + "\n",
 		`{"workload":"ring","variant":"default","params":{"n":0,"m":2,"payload":"BOO!"},"repetition":1}` + "\n",
+		// The worker starts this binary with --serve as its server half.
+		`{"workload":"socket","variant":"default","params":{"mode":"flow","size":10,"total_bytes":1000,"sockets":2,` +
+			`"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1}` + "\n",
 	} {
 		stdout, stderr := runWorker(t, request)
 		if stderr != "" {
@@ -46,6 +52,9 @@ func TestWorkerProcessSpeaksTheProtocol(t *testing.T) {
 		lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 		if len(lines) != 2 {
 			t.Fatalf("want two lines, got %q", stdout)
+		}
+		if strings.Contains(request, "socket") && !strings.Contains(lines[1], `"messages_received":200`) {
+			t.Fatalf("socket result %q", lines[1])
 		}
 		types := []string{}
 		for _, line := range lines {

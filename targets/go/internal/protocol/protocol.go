@@ -131,6 +131,25 @@ func (w *Writer) Result(r Result) error {
 	}{"result", r.Metrics, r.Verify})
 }
 
+// Listening writes the line with which the server half of a peer workload
+// (socket) says it accepts connections on port (spec/README.md, "Peers").
+func (w *Writer) Listening(port int) error {
+	return w.line(struct {
+		Type string `json:"type"`
+		Port int    `json:"port"`
+	}{"listening", port})
+}
+
+// Served writes the server half's last line: what it received, all
+// connections together.
+func (w *Writer) Served(messages, bytes int64) error {
+	return w.line(struct {
+		Type     string `json:"type"`
+		Messages int64  `json:"messages"`
+		Bytes    int64  `json:"bytes"`
+	}{"served", messages, bytes})
+}
+
 // Error writes an error line. An error that is not an *Error is reported as
 // internal: the worker did not expect it.
 func (w *Writer) Error(err error) error {

@@ -41,6 +41,8 @@ func TestWriterLines(t *testing.T) {
 		w.Result(Result{Metrics: map[string]float64{"a_ms": 1.5}, Verify: map[string]int64{"hops": 3}}),
 		w.Error(Errorf(Unsupported, "no <exit> signals")),
 		w.Error(errors.New("boom")),
+		w.Listening(40123),
+		w.Served(12, 3072),
 	}
 	for _, err := range steps {
 		if err != nil {
@@ -52,6 +54,8 @@ func TestWriterLines(t *testing.T) {
 {"type":"result","metrics":{"a_ms":1.5},"verify":{"hops":3}}
 {"type":"error","kind":"unsupported","message":"no <exit> signals"}
 {"type":"error","kind":"internal","message":"boom"}
+{"type":"listening","port":40123}
+{"type":"served","messages":12,"bytes":3072}
 `
 	if out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)

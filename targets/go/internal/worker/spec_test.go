@@ -12,7 +12,9 @@ import (
 	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/params"
+	"msgbench/targets/go/internal/protocol"
 	"msgbench/targets/go/internal/ring"
+	"msgbench/targets/go/internal/socket"
 )
 
 // The workload specs are the single source of truth; these tests keep the
@@ -185,6 +187,36 @@ func TestChatMatchesSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNames(t, spec, result.Metrics, result.Verify)
+}
+
+func TestSocketMatchesSpec(t *testing.T) {
+	spec := loadSpec(t, "socket")
+	checkIntRange(t, "size", spec.Params["size"], socket.SizeRange)
+	checkIntRange(t, "total_bytes", spec.Params["total_bytes"], socket.TotalBytesRange)
+	checkIntRange(t, "sockets", spec.Params["sockets"], socket.SocketsRange)
+	checkIntRange(t, "check_content", spec.Params["check_content"], socket.CheckContentRange)
+	checkIntRange(t, "port", spec.Params["port"], socket.PortRange)
+	for name, accepted := range map[string][]string{
+		"mode": socket.Modes, "data": socket.DataTypes, "placement": socket.Placements,
+	} {
+		if !slices.Equal(spec.Params[name].Enum, accepted) {
+			t.Errorf("%s: worker accepts %v, spec says %v", name, accepted, spec.Params[name].Enum)
+		}
+	}
+	small := defaults(spec)
+	if _, err := socket.ParseParams(small); err != nil {
+		t.Errorf("the spec's defaults are rejected: %v", err)
+	}
+	small["total_bytes"] = json.Number("10240")
+	for _, mode := range socket.Modes {
+		small["mode"] = mode
+		result, err := socket.Measure(protocol.Request{Workload: "socket", Variant: "default", Params: small,
+			Repetition: 1}, Variants["default"].Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNames(t, spec, result.Metrics, result.Verify)
+	}
 }
 
 // checkNames compares the reported names with the spec: every metric, and

@@ -7,6 +7,7 @@ import (
 	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/ring"
+	"msgbench/targets/go/internal/socket"
 )
 
 // Variant is one implementation style of the target (target.toml's
@@ -21,6 +22,7 @@ type Variant struct {
 	Ring       ring.Options
 	Fanin      fanin.Options
 	Chat       chat.Options
+	Socket     socket.Options
 }
 
 // Implements reports whether the variant implements the workload.
@@ -50,7 +52,7 @@ var chatChannels = chat.Options{InboxCapacity: 16, GroupCapacity: 16}
 var Variants = map[string]Variant{
 	// The idiomatic Go program with Go's default GOMAXPROCS (the usable cores).
 	"default": {
-		Workloads: []string{"ring", "fanin", "chat"},
+		Workloads: []string{"ring", "fanin", "chat", "socket"},
 		Ring:      ringInbox,
 		Fanin:     faninChannel,
 		Chat:      chatChannels,
@@ -58,7 +60,7 @@ var Variants = map[string]Variant{
 	// One thread runs all goroutines: the analogue of erl +S 1.
 	"single_thread": {
 		GOMAXPROCS: 1,
-		Workloads:  []string{"ring", "fanin", "chat"},
+		Workloads:  []string{"ring", "fanin", "chat", "socket"},
 		Ring:       ringInbox,
 		Fanin:      faninChannel,
 		Chat:       chatChannels,
@@ -68,6 +70,12 @@ var Variants = map[string]Variant{
 	"yield": {
 		Workloads: []string{"chat"},
 		Chat:      chat.Options{InboxCapacity: chatChannels.InboxCapacity, GroupCapacity: chatChannels.GroupCapacity, Yield: true},
+	},
+	// Tuned: socket flow writes its frames through a bufio.Writer, so small
+	// frames share a write(2); echo is the default's.
+	"buffered_flow": {
+		Workloads: []string{"socket"},
+		Socket:    socket.Options{BufferedFlow: true},
 	},
 	// Tuned: every send passes the one prepared payload by reference, no copy.
 	"shared_payload": {

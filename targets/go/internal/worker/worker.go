@@ -12,6 +12,7 @@ import (
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/protocol"
 	"msgbench/targets/go/internal/ring"
+	"msgbench/targets/go/internal/socket"
 )
 
 // Target is this target's name in the protocol and in targets/.
@@ -65,20 +66,49 @@ func serve(req protocol.Request) (result protocol.Result, err error) {
 			req.Variant, Target, req.Workload, strings.Join(v.Workloads, ", "))
 	}
 	v.apply()
-	return measure(req.Params, v)
+	return measure(req, v)
 }
 
 // workloads maps a workload's name to its measurement in a variant.
-var workloads = map[string]func(map[string]any, Variant) (protocol.Result, error){
-	"ring": func(params map[string]any, v Variant) (protocol.Result, error) {
-		return ring.Measure(params, v.Ring)
+var workloads = map[string]func(protocol.Request, Variant) (protocol.Result, error){
+	"ring": func(req protocol.Request, v Variant) (protocol.Result, error) {
+		return ring.Measure(req.Params, v.Ring)
 	},
-	"fanin": func(params map[string]any, v Variant) (protocol.Result, error) {
-		return fanin.Measure(params, v.Fanin)
+	"fanin": func(req protocol.Request, v Variant) (protocol.Result, error) {
+		return fanin.Measure(req.Params, v.Fanin)
 	},
-	"chat": func(params map[string]any, v Variant) (protocol.Result, error) {
-		return chat.Measure(params, v.Chat)
+	"chat": func(req protocol.Request, v Variant) (protocol.Result, error) {
+		return chat.Measure(req.Params, v.Chat)
 	},
+	// The worker is the client; it starts the server half (Serve) itself.
+	"socket": func(req protocol.Request, v Variant) (protocol.Result, error) {
+		return socket.Measure(req, v.Socket)
+	},
+}
+
+// Serve is the server half of the socket workload (target.toml's serve):
+// it reads the worker's request on in and answers on out (spec/README.md,
+// "Peers"), in the request's variant. It returns an error only when out
+// cannot be written.
+func Serve(in io.Reader, out io.Writer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = protocol.NewWriter(out).Error(protocol.Errorf(protocol.Internal, "panic in the server: %v", r))
+		}
+	}()
+	return socket.ServeStream(in, out, func(req protocol.Request) error {
+		v, ok := Variants[req.Variant]
+		if !ok {
+			return protocol.Errorf(protocol.Unsupported, "variant %q is not a variant of %s (known: %s)",
+				req.Variant, Target, strings.Join(VariantNames(), ", "))
+		}
+		if !v.Implements(req.Workload) {
+			return protocol.Errorf(protocol.Unsupported, "variant %q of %s does not implement workload %q",
+				req.Variant, Target, req.Workload)
+		}
+		v.apply()
+		return nil
+	})
 }
 
 // WorkloadNames lists the workloads, sorted.

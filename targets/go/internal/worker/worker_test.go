@@ -128,6 +128,50 @@ func TestChatThroughTheProtocol(t *testing.T) {
 	}
 }
 
+// socketRequest is a small socket request; override (JSON members) replaces
+// or adds params.
+func socketRequest(variant, override string) string {
+	members := map[string]string{
+		"mode": `"echo"`, "size": "64", "total_bytes": "6400", "sockets": "2", "data": `"binary"`,
+		"placement": `"local"`, "check_content": "1", "port": "0",
+	}
+	for _, member := range strings.Split(override, ",") {
+		if name, value, ok := strings.Cut(member, ":"); ok {
+			members[strings.Trim(name, `"`)] = value
+		}
+	}
+	var parts []string
+	for _, key := range sortedKeys(members) {
+		parts = append(parts, fmt.Sprintf("%q:%s", key, members[key]))
+	}
+	return `{"workload":"socket","variant":"` + variant + `","params":{` + strings.Join(parts, ",") + `},"repetition":1}`
+}
+
+func TestSocketThroughTheProtocol(t *testing.T) {
+	// Without the harness's environment the worker starts its own
+	// executable (this test binary, see TestMain) as the server half.
+	for _, env := range []string{"MSGBENCH_PEER_COMMAND", "MSGBENCH_PEER_CWD", "MSGBENCH_PEER_HOST"} {
+		t.Setenv(env, "")
+	}
+	for _, variant := range []string{"default", "single_thread", "buffered_flow"} {
+		for _, mode := range []string{"echo", "flow"} {
+			t.Run(variant+"/"+mode, func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+				last := expectHelloThen(t, serveLines(t, socketRequest(variant, `"mode":"`+mode+`"`)), variant, "result")
+				verify := last["verify"].(map[string]any)
+				if verify["messages_sent"] != 200.0 || verify["messages_received"] != 200.0 ||
+					verify["bytes_sent"] != 12800.0 || verify["bytes_received"] != 12800.0 ||
+					verify["content_mismatches"] != 0.0 {
+					t.Fatalf("verify %v", verify)
+				}
+				if metrics := last["metrics"].(map[string]any); metrics["bandwidth_bytes_per_s"].(float64) <= 0 {
+					t.Fatalf("metrics %v", metrics)
+				}
+			})
+		}
+	}
+}
+
 func TestSharedPayloadVariant(t *testing.T) {
 	expectHelloThen(t, serveLines(t,
 		`{"workload":"fanin","variant":"shared_payload","params":{"senders":1,"duration_ms":10,`+
@@ -170,6 +214,13 @@ func TestErrors(t *testing.T) {
 		{"exit signals", `{"workload":"fanin","variant":"default","params":{"senders":1,"duration_ms":10,` +
 			`"mix":[{"percent":100,"kind":"exit_signal","size":1}],"method":"msgbench","memory_limit_mb":8192},"repetition":1}`,
 			"default", "unsupported", "exit signals are an Erlang notion"},
+		{"socket size above total_bytes", socketRequest("default", `"size":6401`), "default", "bad_params",
+			"size = 6401 is out of range: size must not exceed total_bytes (6400)"},
+		{"socket size 0", socketRequest("default", `"size":0`), "default", "bad_params",
+			"size = 0 is out of range: size must be an integer >= 1 and <= 67108864"},
+		{"socket lists", socketRequest("default", `"data":"list"`), "default", "unsupported", `data = "list"`},
+		{"socket in a fanin-only variant", socketRequest("shared_payload", ""), "shared_payload", "unsupported",
+			`does not implement workload "socket"`},
 		{"not JSON", `ring please`, unknownVariant, "bad_params", "not a JSON object"},
 		{"no params", `{"workload":"ring","variant":"default","repetition":1}`, "default", "bad_params", `"params"`},
 		{"bad repetition", `{"workload":"ring","variant":"default","params":{},"repetition":0}`,

@@ -1,0 +1,337 @@
+package socket
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"msgbench/targets/go/internal/measure"
+	"msgbench/targets/go/internal/protocol"
+)
+
+// Options are a variant's choices.
+type Options struct {
+	// BufferedFlow (tuned): in flow, frames go through a bufio.Writer of
+	// writeBufferBytes, so small frames leave in one write(2) per buffer
+	// rather than one per frame. Every frame is still written; echo is
+	// unchanged (each message must leave at once anyway).
+	BufferedFlow bool
+}
+
+// writeBufferBytes is the BufferedFlow writer's buffer.
+const writeBufferBytes = 64 << 10
+
+// Outcome is what one run measured and counted.
+type Outcome struct {
+	Elapsed []time.Duration // per socket: first write to last echo (echo) or to the ack (flow)
+	Wall    time.Duration   // release of all clients to the last one done
+	// Counted by the client goroutines while they worked (all sockets).
+	Sent, SentBytes         int64
+	Received, ReceivedBytes int64 // echo: echoes back at the client
+	Mismatches              int64
+	// The server's served line: what arrived there (all sockets).
+	Served, ServedBytes int64
+}
+
+// Measure runs the workload for the protocol: the worker's request in (it is
+// passed on to the server), result out.
+func Measure(req protocol.Request, opt Options) (protocol.Result, error) {
+	p, err := ParseParams(req.Params)
+	if err != nil {
+		return protocol.Result{}, err
+	}
+	cfg, err := peerFromEnv(p)
+	if err != nil {
+		return protocol.Result{}, err
+	}
+	out, err := RunWithPeer(req, p, opt, cfg)
+	if err != nil {
+		return protocol.Result{}, err
+	}
+	peak, err := measure.PeakRSSBytes()
+	if err != nil {
+		return protocol.Result{}, err
+	}
+	return report(p, out, peak), nil
+}
+
+// RunWithPeer starts the server from cfg, runs the sequence on p.Sockets
+// connections to it and collects the server's count.
+func RunWithPeer(req protocol.Request, p Params, opt Options, cfg PeerConfig) (Outcome, error) {
+	fixed, perSocket := clientMemory(p, opt)
+	if err := checkMemory(p, fixed, perSocket, "client"); err != nil {
+		return Outcome{}, err
+	}
+	frames := NewFrames(p.Size, p.Messages())
+	request, err := json.Marshal(map[string]any{
+		"workload": req.Workload, "variant": req.Variant, "params": req.Params, "repetition": req.Repetition,
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	server, err := startPeer(cfg, append(request, '\n'))
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer server.stop()
+	listening, err := server.next("listening", listeningWithin)
+	if err != nil {
+		return Outcome{}, err
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(listening.Port))
+	out, lost, err := run(p, opt, addr, frames)
+	if err != nil {
+		if lost {
+			if why := server.explanation(explainWithin); why != nil {
+				return out, why
+			}
+		}
+		return out, err
+	}
+	served, err := server.next("served", servedWithin)
+	if err != nil {
+		return out, err
+	}
+	out.Served, out.ServedBytes = served.Messages, served.Bytes
+	return out, server.awaitExit(exitWithin)
+}
+
+// client is one socket's client goroutine's state.
+type client struct {
+	k      int // 1-based, as in messages
+	conn   *net.TCPConn
+	reader *bufio.Reader
+	// Counted while working.
+	sent, sentBytes, received, receivedBytes, mismatches int64
+	elapsed                                              time.Duration
+}
+
+// run connects p.Sockets connections to addr, then releases one client
+// goroutine per connection at once and waits for all of them. lost says
+// that the failure, if any, is a broken connection.
+func run(p Params, opt Options, addr string, frames *Frames) (out Outcome, lost bool, err error) {
+	clients := make([]*client, 0, p.Sockets)
+	closeAll := func() {
+		for _, c := range clients {
+			c.conn.Close()
+		}
+	}
+	dialer := net.Dialer{Timeout: dialWithin}
+	for k := 1; k <= p.Sockets; k++ {
+		conn, err := dialer.Dial("tcp", addr)
+		if err != nil {
+			closeAll()
+			return out, false, protocol.Errorf(protocol.Internal, "cannot connect socket %d of %d to the server at %s: %v",
+				k, p.Sockets, addr, err)
+		}
+		tcp := conn.(*net.TCPConn)
+		// Go's default already, said out loud: without it one message in
+		// flight meets Nagle's algorithm and delayed ACKs (40 ms stalls).
+		if err := tcp.SetNoDelay(true); err != nil {
+			closeAll()
+			return out, false, protocol.Errorf(protocol.Internal, "socket %d: TCP_NODELAY: %v", k, err)
+		}
+		clients = append(clients, &client{k: k, conn: tcp, reader: bufio.NewReaderSize(tcp, readBufferBytes)})
+	}
+	defer closeAll()
+
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		failure  error
+	)
+	release := make(chan struct{})
+	messages := p.Messages()
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			var err error
+			if p.Flow {
+				err = c.flow(p, opt, messages, frames)
+			} else {
+				err = c.echo(p, messages, frames)
+			}
+			if err != nil {
+				// The first failure is the story; closing every
+				// connection ends the others at once.
+				failOnce.Do(func() {
+					failure, lost = c.describe(err, messages, p.Flow)
+					closeAll()
+				})
+			}
+		}()
+	}
+	runtime.GC() // the buffers' garbage, not the sequence's
+	start := time.Now()
+	close(release)
+	wg.Wait()
+	wall := time.Since(start)
+	if failure != nil {
+		return out, lost, failure
+	}
+	out.Wall = wall
+	for _, c := range clients {
+		out.Elapsed = append(out.Elapsed, c.elapsed)
+		out.Sent += c.sent
+		out.SentBytes += c.sentBytes
+		out.Received += c.received
+		out.ReceivedBytes += c.receivedBytes
+		out.Mismatches += c.mismatches
+	}
+	return out, false, nil
+}
+
+// describe words a client's failure: which socket, after how many messages
+// (echo: round trips completed; flow: messages written). lost is true when
+// the connection broke, which the server may explain better.
+func (c *client) describe(err error, messages int64, flow bool) (described error, lost bool) {
+	done := c.received
+	if flow {
+		done = c.sent
+	}
+	var perr *protocol.Error
+	switch {
+	case errors.As(err, &perr):
+		return perr, false
+	case isTimeout(err):
+		return protocol.Errorf(protocol.Internal, "socket %d made no progress for %v after %d of %d messages (%v)",
+			c.k, ioIdle, done, messages, err), false
+	default:
+		return protocol.Errorf(protocol.Internal, "the server closed socket %d after %d of %d messages (%v)",
+			c.k, done, messages, err), true
+	}
+}
+
+// echo sends one message at a time and reads its echo back whole before
+// sending the next.
+func (c *client) echo(p Params, messages int64, frames *Frames) error {
+	var header [headerBytes]byte
+	payload := make([]byte, p.Size)
+	every := refreshEvery(p.Size)
+	last := p.Size - 1
+	start := time.Now()
+	for i := range messages {
+		if i%every == 0 {
+			if err := c.conn.SetDeadline(time.Now().Add(ioIdle)); err != nil {
+				return err
+			}
+		}
+		frame := frames.Frame(i)
+		if _, err := c.conn.Write(frame); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		c.sent++
+		c.sentBytes += p.Size
+		if _, err := io.ReadFull(c.reader, header[:]); err != nil {
+			return fmt.Errorf("reading the echo's header: %w", err)
+		}
+		if n := binary.BigEndian.Uint32(header[:]); int64(n) != p.Size {
+			return protocol.Errorf(protocol.Internal, "socket %d: the echo of message %d is framed as %d bytes, not %d",
+				c.k, i+1, n, p.Size)
+		}
+		if _, err := io.ReadFull(c.reader, payload); err != nil {
+			return fmt.Errorf("reading the echo's payload: %w", err)
+		}
+		c.received++
+		c.receivedBytes += p.Size
+		sent := frame[headerBytes:]
+		if p.CheckContent {
+			if !bytes.Equal(payload, sent) {
+				c.mismatches++
+			}
+		} else if payload[0] != sent[0] || payload[last] != sent[last] {
+			c.mismatches++
+		}
+	}
+	c.elapsed = time.Since(start)
+	return nil
+}
+
+// flow writes every frame as fast as the connection takes them, shuts its
+// side down and waits for the server's one-byte ack: the receiver has read
+// the last byte.
+func (c *client) flow(p Params, opt Options, messages int64, frames *Frames) error {
+	var w io.Writer = c.conn // unbuffered: each Write goes straight to write(2)
+	var buffered *bufio.Writer
+	if opt.BufferedFlow {
+		buffered = bufio.NewWriterSize(c.conn, writeBufferBytes)
+		w = buffered
+	}
+	every := refreshEvery(p.Size)
+	start := time.Now()
+	for i := range messages {
+		if i%every == 0 {
+			if err := c.conn.SetDeadline(time.Now().Add(ioIdle)); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(frames.Frame(i)); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		c.sent++
+		c.sentBytes += p.Size
+	}
+	if buffered != nil {
+		if err := buffered.Flush(); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+	if err := c.conn.CloseWrite(); err != nil {
+		return fmt.Errorf("shutdown(write): %w", err)
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(ioIdle)); err != nil {
+		return err
+	}
+	var ack [1]byte
+	if _, err := io.ReadFull(c.reader, ack[:]); err != nil {
+		return fmt.Errorf("waiting for the ack: %w", err)
+	}
+	c.elapsed = time.Since(start)
+	if ack[0] != ackByte {
+		return protocol.Errorf(protocol.Internal, "socket %d: the server acked with byte %d, not %d", c.k, ack[0], ackByte)
+	}
+	return nil
+}
+
+// report turns the outcome into the result: times are means over sockets
+// (as the seed), rates are all sockets together over the wall time of the
+// whole parallel sequence.
+func report(p Params, out Outcome, peakRSS int64) protocol.Result {
+	var sum time.Duration
+	for _, e := range out.Elapsed {
+		sum += e
+	}
+	mean := sum / time.Duration(max(1, len(out.Elapsed)))
+	messages := p.Messages()
+	received, receivedBytes := out.Received, out.ReceivedBytes
+	if p.Flow {
+		received, receivedBytes = out.Served, out.ServedBytes
+	}
+	return protocol.Result{
+		Metrics: map[string]float64{
+			"elapsed_ms":            measure.Millis(mean),
+			"round_trip_us":         float64(mean) / float64(time.Microsecond) / float64(messages),
+			"bandwidth_bytes_per_s": measure.PerSecond(receivedBytes, out.Wall),
+			"msgs_per_s":            measure.PerSecond(received, out.Wall),
+			"peak_rss_bytes":        float64(peakRSS),
+		},
+		Verify: map[string]int64{
+			"messages_sent":      out.Sent,
+			"messages_received":  received,
+			"bytes_sent":         out.SentBytes,
+			"bytes_received":     receivedBytes,
+			"content_mismatches": out.Mismatches,
+		},
+	}
+}

@@ -1,0 +1,373 @@
+package socket
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"msgbench/targets/go/internal/protocol"
+)
+
+// fakeServer, set in the environment, makes the test binary a misbehaving
+// server half: "dies" echoes fakeEchoes frames and exits; "stale" echoes the
+// first frame again and again.
+const fakeServer = "MSGBENCH_GO_TEST_FAKE_SERVER"
+
+const fakeEchoes = 3
+
+// TestMain lets the test binary stand in for bin/msgbench-go --serve, and
+// for the fake servers.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeServer); mode != "" {
+		runFakeServer(mode)
+		os.Exit(0)
+	}
+	if len(os.Args) == 2 && os.Args[1] == ServeFlag {
+		if err := ServeStream(os.Stdin, os.Stdout, func(protocol.Request) error { return nil }); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runFakeServer(mode string) {
+	if _, err := bufio.NewReader(os.Stdin).ReadBytes('\n'); err != nil {
+		os.Exit(3)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		os.Exit(3)
+	}
+	w := protocol.NewWriter(os.Stdout)
+	_ = w.Listening(ln.Addr().(*net.TCPAddr).Port)
+	c, err := ln.Accept()
+	if err != nil {
+		os.Exit(3)
+	}
+	var first []byte
+	for i := 0; ; i++ {
+		var header [headerBytes]byte
+		if _, err := io.ReadFull(c, header[:]); err != nil {
+			os.Exit(0)
+		}
+		frame := make([]byte, headerBytes+int(binary.BigEndian.Uint32(header[:])))
+		copy(frame, header[:])
+		if _, err := io.ReadFull(c, frame[headerBytes:]); err != nil {
+			os.Exit(3)
+		}
+		if first == nil {
+			first = frame
+		}
+		switch mode {
+		case "dies":
+			if i == fakeEchoes {
+				os.Exit(0) // the kernel closes the connection
+			}
+			_, _ = c.Write(frame)
+		case "stale":
+			_, _ = c.Write(first)
+		}
+	}
+}
+
+// testRequest is a full socket request with small defaults; overrides are
+// JSON members replacing them.
+func testRequest(overrides map[string]any) protocol.Request {
+	raw := map[string]any{
+		"mode": "echo", "size": json.Number("100"), "total_bytes": json.Number("10000"),
+		"sockets": json.Number("1"), "data": "binary", "placement": "local",
+		"check_content": json.Number("1"), "port": json.Number("0"),
+	}
+	for k, v := range overrides {
+		if n, ok := v.(int); ok {
+			v = json.Number(fmt.Sprint(n))
+		}
+		raw[k] = v
+	}
+	return protocol.Request{Workload: Workload, Variant: "default", Params: raw, Repetition: 1}
+}
+
+// selfServer is this test binary as the server half.
+func selfServer() PeerConfig {
+	return PeerConfig{Argv: []string{os.Args[0], ServeFlag}, Host: "127.0.0.1"}
+}
+
+func runRequest(t *testing.T, req protocol.Request, opt Options, cfg PeerConfig) (Params, Outcome, error) {
+	t.Helper()
+	p, err := ParseParams(req.Params)
+	if err != nil {
+		t.Fatalf("params: %v", err)
+	}
+	out, err := RunWithPeer(req, p, opt, cfg)
+	return p, out, err
+}
+
+func expectError(t *testing.T, err error, kind protocol.ErrorKind, want string) {
+	t.Helper()
+	var perr *protocol.Error
+	if !errors.As(err, &perr) || perr.Kind != kind || !strings.Contains(perr.Message, want) {
+		t.Fatalf("error = %v; want %s containing %q", err, kind, want)
+	}
+}
+
+func TestEchoAndFlowCountExactly(t *testing.T) {
+	for _, mode := range Modes {
+		for _, sockets := range []int{1, 4} {
+			for _, sizes := range [][2]int{{100, 10000}, {7, 100}, {1, 50}, {5000, 4999 + 5000}, {300000, 300000}} {
+				for _, opt := range []Options{{}, {BufferedFlow: true}} {
+					name := fmt.Sprintf("%s/sockets=%d/size=%d/total=%d/buffered=%v", mode, sockets, sizes[0], sizes[1],
+						opt.BufferedFlow)
+					t.Run(name, func(t *testing.T) {
+						req := testRequest(map[string]any{"mode": mode, "sockets": sockets, "size": sizes[0],
+							"total_bytes": sizes[1]})
+						p, out, err := runRequest(t, req, opt, selfServer())
+						if err != nil {
+							t.Fatal(err)
+						}
+						n := int64(sockets) * p.Messages()
+						if out.Sent != n || out.SentBytes != n*p.Size || out.Mismatches != 0 {
+							t.Fatalf("sent %d messages, %d bytes, %d mismatches; want %d, %d, 0",
+								out.Sent, out.SentBytes, out.Mismatches, n, n*p.Size)
+						}
+						if out.Served != n || out.ServedBytes != n*p.Size {
+							t.Fatalf("served %d messages, %d bytes; want %d, %d", out.Served, out.ServedBytes, n, n*p.Size)
+						}
+						wantBack := n
+						if p.Flow {
+							wantBack = 0
+						}
+						if out.Received != wantBack || out.ReceivedBytes != wantBack*p.Size {
+							t.Fatalf("received %d echoes, %d bytes; want %d", out.Received, out.ReceivedBytes, wantBack)
+						}
+						if len(out.Elapsed) != sockets || out.Wall <= 0 {
+							t.Fatalf("times %v, wall %v", out.Elapsed, out.Wall)
+						}
+						result := report(p, out, 1)
+						v := result.Verify
+						if v["messages_sent"] != n || v["messages_received"] != n || v["bytes_sent"] != n*p.Size ||
+							v["bytes_received"] != n*p.Size || v["content_mismatches"] != 0 {
+							t.Fatalf("verify %v", v)
+						}
+						if result.Metrics["bandwidth_bytes_per_s"] <= 0 || result.Metrics["round_trip_us"] <= 0 {
+							t.Fatalf("metrics %v", result.Metrics)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestMessagesPerSocket(t *testing.T) {
+	for _, c := range []struct{ size, total, want int64 }{
+		{1024, 4194304, 4096}, {16, 4194304, 262144}, {7, 100, 14}, {100, 100, 1}, {3000, 5999, 1},
+	} {
+		if got := (Params{Size: c.size, TotalBytes: c.total}).Messages(); got != c.want {
+			t.Errorf("size %d total %d: %d messages, want %d", c.size, c.total, got, c.want)
+		}
+	}
+}
+
+func TestFramesChangeFromMessageToMessage(t *testing.T) {
+	for _, c := range []struct{ size, messages, frames int64 }{
+		{16, 262144, maxValues}, {1 << 20, 4, 4}, {64 << 20, 256, 2}, {1 << 20, 1000, 63}, {10, 1, 1},
+	} {
+		if got := frameCount(c.size, c.messages); got != c.frames {
+			t.Errorf("size %d, %d messages: %d frames, want %d", c.size, c.messages, got, c.frames)
+		}
+	}
+	f := NewFrames(5, 600)
+	for i := int64(0); i < 600; i++ {
+		frame := f.Frame(i)
+		if len(frame) != headerBytes+5 || binary.BigEndian.Uint32(frame) != 5 {
+			t.Fatalf("frame %d: %v", i, frame)
+		}
+		if v := byte(i % maxValues); frame[headerBytes] != v || frame[len(frame)-1] != v {
+			t.Fatalf("frame %d holds %d, want %d", i, frame[headerBytes], v)
+		}
+		if i > 0 && f.Frame(i - 1)[headerBytes] == frame[headerBytes] {
+			t.Fatalf("frames %d and %d hold the same value", i-1, i)
+		}
+	}
+}
+
+func TestParams(t *testing.T) {
+	good := testRequest(nil).Params
+	if _, err := ParseParams(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		override map[string]any
+		kind     protocol.ErrorKind
+		want     string
+	}{
+		{map[string]any{"size": 20000}, protocol.BadParams, "size = 20000 is out of range: size must not exceed total_bytes (10000)"},
+		{map[string]any{"size": 0}, protocol.BadParams, "size = 0 is out of range: size must be an integer >= 1"},
+		{map[string]any{"sockets": 1025}, protocol.BadParams, "sockets = 1025 is out of range"},
+		{map[string]any{"mode": "stream"}, protocol.BadParams, `mode = "stream" is not valid`},
+		{map[string]any{"port": 65536}, protocol.BadParams, "port = 65536 is out of range"},
+		{map[string]any{"check_content": 2}, protocol.BadParams, "check_content = 2 is out of range"},
+		{map[string]any{"nodelay": 1}, protocol.BadParams, "unknown parameter nodelay"},
+		{map[string]any{"data": "list"}, protocol.Unsupported, `data = "list" is an Erlang notion`},
+		{map[string]any{"data": "list", "sockets": 0}, protocol.BadParams, "sockets = 0 is out of range"},
+	} {
+		_, err := ParseParams(testRequest(c.override).Params)
+		expectError(t, err, c.kind, c.want)
+	}
+}
+
+func TestMeasureStartsItsOwnServerWithoutTheHarness(t *testing.T) {
+	for _, env := range []string{EnvPeerCommand, EnvPeerCwd, EnvPeerHost} {
+		t.Setenv(env, "")
+		os.Unsetenv(env)
+	}
+	result, err := Measure(testRequest(map[string]any{"mode": "flow", "sockets": 2}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := result.Verify; v["messages_received"] != 200 || v["bytes_received"] != 20000 {
+		t.Fatalf("verify %v", v)
+	}
+	_, err = Measure(testRequest(map[string]any{"placement": "remote"}), Options{})
+	expectError(t, err, protocol.Unsupported, "placement = remote needs the harness")
+}
+
+func TestMeasureUsesTheHarnessesPeer(t *testing.T) {
+	t.Setenv(EnvPeerCommand, `["`+os.Args[0]+`","`+ServeFlag+`"]`)
+	t.Setenv(EnvPeerCwd, os.TempDir())
+	t.Setenv(EnvPeerHost, "127.0.0.1")
+	result, err := Measure(testRequest(map[string]any{"sockets": 3}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := result.Verify; v["messages_received"] != 300 || v["content_mismatches"] != 0 {
+		t.Fatalf("verify %v", v)
+	}
+	t.Setenv(EnvPeerCommand, `"bin/msgbench-go --serve"`)
+	_, err = Measure(testRequest(nil), Options{})
+	expectError(t, err, protocol.Internal, "is not a JSON array of strings")
+}
+
+func TestPortInUseIsAResourceError(t *testing.T) {
+	taken, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	_, _, err = runRequest(t, testRequest(map[string]any{"port": port}), Options{}, selfServer())
+	expectError(t, err, protocol.Resource, fmt.Sprintf("the server: port %d is in use", port))
+}
+
+func TestAFixedFreePortIsUsed(t *testing.T) {
+	free, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	if _, _, err := runRequest(t, testRequest(map[string]any{"port": port}), Options{}, selfServer()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServerThatExitsAtOnce(t *testing.T) {
+	_, _, err := runRequest(t, testRequest(nil), Options{}, PeerConfig{Argv: []string{"false"}, Host: "127.0.0.1"})
+	expectError(t, err, protocol.Internal, `the server ["false"] exited without saying "listening" (exit status 1)`)
+	_, _, err = runRequest(t, testRequest(nil), Options{}, PeerConfig{Argv: []string{"echo", "ready"}, Host: "127.0.0.1"})
+	expectError(t, err, protocol.Internal, "the server printed a line that is not a JSON object")
+	_, _, err = runRequest(t, testRequest(nil), Options{},
+		PeerConfig{Argv: []string{"/nonexistent/msgbench-go"}, Host: "127.0.0.1"})
+	expectError(t, err, protocol.Internal, "cannot start the server")
+}
+
+func TestServerThatDiesMidSequence(t *testing.T) {
+	t.Setenv(fakeServer, "dies")
+	start := time.Now()
+	_, _, err := runRequest(t, testRequest(nil), Options{}, PeerConfig{Argv: []string{os.Args[0]}, Host: "127.0.0.1"})
+	expectError(t, err, protocol.Internal, fmt.Sprintf("the server closed socket 1 after %d of 100 messages", fakeEchoes))
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("took %v to notice", waited)
+	}
+}
+
+func TestStaleEchoesAreCounted(t *testing.T) {
+	t.Setenv(fakeServer, "stale")
+	for _, check := range []int{0, 1} {
+		_, out, err := runRequest(t, testRequest(map[string]any{"check_content": check}), Options{},
+			PeerConfig{Argv: []string{os.Args[0]}, Host: "127.0.0.1"})
+		// The fake never says served, but the sequence itself completes:
+		// every echo after the first returns message 1's payload.
+		expectError(t, err, protocol.Internal, `without saying "served"`)
+		if out.Received != 100 || out.Mismatches != 99 {
+			t.Fatalf("check_content=%d: %d echoes, %d mismatches; want 100, 99", check, out.Received, out.Mismatches)
+		}
+	}
+}
+
+func TestServerStopsWhenItsStdinCloses(t *testing.T) {
+	cmd := exec.Command(os.Args[0], ServeFlag)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := json.Marshal(map[string]any{"workload": Workload, "variant": "default",
+		"params": testRequest(map[string]any{"sockets": 2}).Params, "repetition": 1})
+	if _, err := stdin.Write(append(line, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || !strings.Contains(lines.Text(), `"type":"listening"`) {
+		t.Fatalf("first line %q", lines.Text())
+	}
+	stdin.Close()
+	if !lines.Scan() || !strings.Contains(lines.Text(), "stdin closed before its work was done") {
+		t.Fatalf("second line %q", lines.Text())
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the server did not exit")
+	}
+}
+
+func TestServerRefusesAnotherWorkload(t *testing.T) {
+	var out strings.Builder
+	in := strings.NewReader(`{"workload":"ring","variant":"default","params":{},"repetition":1}` + "\n")
+	if err := ServeStream(in, &out, func(protocol.Request) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"kind":"unsupported"`) {
+		t.Fatalf("got %q", out.String())
+	}
+	out.Reset()
+	if err := ServeStream(strings.NewReader(""), &out, func(protocol.Request) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "the server read no request on its stdin") {
+		t.Fatalf("got %q", out.String())
+	}
+}
