@@ -135,14 +135,14 @@ def test_every_view(two_pastes, two_runs, screenshot_dir):
         for trace in traces:
             got = {p["x"]: p["y"] for p in trace["points"]}
             assert got["1"] == pytest.approx(formula(values[trace["label"]]["1"]), rel=1e-9)
-    # Every graph got the three views, but socket's: without a spec, its metric has no
-    # better direction, and the page says so instead of guessing.
+    # Every graph got the three views: each metric drawn has a better direction in its
+    # spec (the page notes a metric without one instead of guessing).
     graphs = page.locator("section.graph").count()
     assert graphs == int(page.get_attribute("body", "data-graphs")) == 4 + 2 + 1
     assert page.locator("[data-view=throughput]").count() == graphs
-    assert page.locator("[data-view=more]").count() == graphs - 1
-    assert page.locator("[data-view=less]").count() == graphs - 1
-    assert page.locator(".view-note").count() == 2
+    assert page.locator("[data-view=more]").count() == graphs
+    assert page.locator("[data-view=less]").count() == graphs
+    assert page.locator(".view-note").count() == 0
     page.screenshot(path=str(screenshot_dir / "results-page-views.png"), full_page=True)
 
     page.check("#view-bar")

@@ -107,7 +107,7 @@ def test_a_workload_without_a_module_gets_the_generic_section(one_run):
     pingpong = section_of(one_run, "pingpong")
     assert pingpong["title"] == "pingpong"  # no spec: the workload's name
     [figure] = pingpong["items"]
-    assert figure["title"] == "socket-echo: msgs (/s) vs size"  # no spec: the first metric
+    assert figure["title"] == "socket-echo: bandwidth bytes (/s) vs size"  # no spec: the first metric
     assert figure["x"]["label"] == "size" and figure["x"]["scale"] == "log"
 
 

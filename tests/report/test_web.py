@@ -25,7 +25,7 @@ def test_a_json_document_becomes_graphs_keyed_by_scenario(one_run):
     assert send["primary"] and send["better"] == "higher"
     assert [s["label"] for s in send["series"]] == ["erlang/default", "go/default", "c/default"]
     primaries = [g for g in source["graphs"] if g["primary"]]
-    # fanin: 2 scenarios x send/receive; ring: hops/s per m; socket: its first metric
+    # fanin: 2 scenarios x send/receive; ring: hops/s per m; socket: its primary metric
     assert len(primaries) == 4 + 2 + 1
     ring = next(g for g in primaries if g["key"].startswith("ring|"))
     assert ring["x_label"] == "n" and ring["subtitle"] == "m=10, payload=BOO!"
