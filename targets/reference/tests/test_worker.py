@@ -140,7 +140,6 @@ def test_a_missing_param_is_bad_params():
     ("sockperf", {"size": 13}, "size"),
     ("sockperf", {"size": 1048576}, "size"),
     ("iperf3", {"mode": "flow", "size": 1048577}, "size"),
-    ("iperf3", {"mode": "flow", "sockets": 129}, "sockets"),
     ("sockperf", {"sockets": 2, "port": 65535}, "port"),
     ("no_such_variant", {}, "variant"),
 ])
@@ -182,16 +181,17 @@ def test_flow_result_takes_counts_from_the_tools():
 
 
 @needs_iperf3
-@pytest.mark.parametrize("sockets", [1, 4])
-def test_iperf3_flow(sockets):
-    answer = assert_result(call("iperf3", FLOW | {"size": 1024, "total_bytes": 1048576, "sockets": sockets}),
-                           exact=sockets == 1)
+def test_iperf3_flow_one_socket_is_exact():
+    answer = assert_result(call("iperf3", FLOW | {"size": 1024, "total_bytes": 1048576, "sockets": 1}))
     verify = answer["verify"]
-    wanted = 1048576 * sockets
-    # -P > 1: iperf3 stops each side once the total is reached, so a few blocks may be
-    # written and not read (README.md). One stream is exact.
-    assert wanted <= verify["bytes_received"] <= verify["bytes_sent"] <= wanted + sockets * 1024, verify
+    assert verify["bytes_received"] == verify["bytes_sent"] == 1048576, verify
     assert answer["metrics"]["peak_rss_bytes"] < 64 * 2**20, "the tool's RSS, not the Python worker's"
+
+
+def test_iperf3_parallel_streams_are_unsupported():
+    # -P streams over- or under-shoot the sequence (README.md): their counts cannot be verified.
+    answer = call("iperf3", FLOW | {"size": 1024, "total_bytes": 1048576, "sockets": 4})
+    assert answer["kind"] == "unsupported" and "sockets = 4" in answer["message"]
 
 
 @needs_iperf3
@@ -241,8 +241,9 @@ def test_server_exits_with_its_tools_when_stdin_closes(variant, mode):
     proc = subprocess.Popen(TOML["serve"], cwd=FOLDER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        request = {"workload": "socket", "variant": variant, "params": DEFAULTS | {"mode": mode, "sockets": 2},
-                   "repetition": 1}
+        sockets = 1 if variant == "iperf3" else 2  # iperf3 is the reference for one socket only
+        request = {"workload": "socket", "variant": variant,
+                   "params": DEFAULTS | {"mode": mode, "sockets": sockets}, "repetition": 1}
         proc.stdin.write(json.dumps(request) + "\n")
         proc.stdin.flush()
         listening = read_line(proc, 30)
