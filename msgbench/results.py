@@ -51,17 +51,12 @@ def _summarize_point(group: list[dict]) -> dict:
             f"{len(bad)} of {len(group)} repetitions did not succeed ({bad[0]['status']}: {bad[0]['error']})"
         )
     names = sorted({name for m in ok for name in m["metrics"]})
-    for name in names:
-        values = [m["metrics"][name] for m in ok if name in m["metrics"]]
-        s = stats.summarize(values)
-        summary["metrics"][name] = s.as_dict()
-    try:
-        primary = spec.workload(first["workload"]).primary_metric
-    except spec.ParamError:
-        primary = None
-    if primary in summary["metrics"]:
-        summary["warnings"] += stats.warnings_for(primary, stats.summarize(
-            [m["metrics"][primary] for m in ok if primary in m["metrics"]]))
+    computed = {name: stats.summarize([m["metrics"][name] for m in ok if name in m["metrics"]])
+                for name in names}
+    summary["metrics"] = {name: s.as_dict() for name, s in computed.items()}
+    wl = spec.workloads().get(first["workload"])
+    if wl and wl.primary_metric in computed:
+        summary["warnings"] += stats.warnings_for(wl.primary_metric, computed[wl.primary_metric])
     return summary
 
 
