@@ -3,17 +3,9 @@
 from msgbench.spec import ParamError
 
 
-def parse_value(name: str, text: str):
-    return None
-
-
 def check(params: dict) -> None:
     if params["size"] > params["total_bytes"]:
         raise ParamError(
             f"size = {params['size']:,} is out of range: size must not exceed total_bytes = "
             f"{params['total_bytes']:,} (the bytes each socket sends; messages = total_bytes / size)"
         )
-
-
-def measure(params: dict, run_once):
-    return run_once(params)
