@@ -3,13 +3,18 @@
 %% instead of failing halfway.
 -module(msgbench_limits).
 
--export([process_headroom/3]).
+-export([process_headroom/2, process_headroom/3]).
 
 %% Needed more processes on top of those already running must fit under the
 %% VM's process limit (+P). Name and Value are the param that asked for them.
 -spec process_headroom(binary(), term(), pos_integer()) ->
           ok | {error, resource, iodata()}.
 process_headroom(Name, Value, Needed) ->
+    process_headroom([Name, " = ", msgbench_params:describe_value(Value)], Needed).
+
+%% The same, where What says which params asked for them and how.
+-spec process_headroom(iodata(), pos_integer()) -> ok | {error, resource, iodata()}.
+process_headroom(What, Needed) ->
     Limit = erlang:system_info(process_limit),
     Free = Limit - erlang:system_info(process_count),
     case Needed =< Free of
@@ -17,7 +22,7 @@ process_headroom(Name, Value, Needed) ->
             ok;
         false ->
             {error, resource,
-             io_lib:format("~ts = ~ts needs ~w processes but the VM has room for only ~w more "
+             io_lib:format("~ts needs ~w processes but the VM has room for only ~w more "
                            "(process_limit ~w; start erl with a larger +P)",
-                           [Name, msgbench_params:describe_value(Value), Needed, Free, Limit])}
+                           [What, Needed, Free, Limit])}
     end.

@@ -9,24 +9,34 @@
 -export_type([variant/0]).
 
 -type variant() :: #{workloads := [binary()],
-                     %% message_queue_data of the fanin receiver
+                     %% message_queue_data of the fanin receiver and the chat groups
                      message_queue_data := off_heap | on_heap,
                      %% schedulers the VM must run with (any: leave as started)
-                     schedulers := any | pos_integer()}.
+                     schedulers := any | pos_integer(),
+                     %% chat stress: clients yield after each send-and-take round
+                     yield := boolean()}.
 
 variants() ->
     #{<<"default">> =>
-          #{workloads => [<<"ring">>, <<"fanin">>],
+          #{workloads => [<<"ring">>, <<"fanin">>, <<"chat">>],
             message_queue_data => off_heap,     % as the OTP suite spawns its receiver
-            schedulers => any},
+            schedulers => any,
+            yield => false},
       <<"single_scheduler">> =>
-          #{workloads => [<<"ring">>, <<"fanin">>],
+          #{workloads => [<<"ring">>, <<"fanin">>, <<"chat">>],
             message_queue_data => off_heap,
-            schedulers => 1},                   % the seed's ring ran on one core
+            schedulers => 1,                    % the seed's ring ran on one core
+            yield => false},
       <<"on_heap">> =>
-          #{workloads => [<<"fanin">>],
+          #{workloads => [<<"fanin">>, <<"chat">>],
             message_queue_data => on_heap,
-            schedulers => any}}.
+            schedulers => any,
+            yield => false},
+      <<"yield">> =>
+          #{workloads => [<<"chat">>],
+            message_queue_data => off_heap,
+            schedulers => any,
+            yield => true}}.
 
 -spec lookup(binary()) -> {ok, variant()} | error.
 lookup(Name) -> maps:find(Name, variants()).

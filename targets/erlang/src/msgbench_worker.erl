@@ -21,6 +21,7 @@
 %% Workloads this worker implements, and the module for each.
 workload_module(<<"ring">>) -> {ok, msgbench_ring_workload};
 workload_module(<<"fanin">>) -> {ok, msgbench_fanin_workload};
+workload_module(<<"chat">>) -> {ok, msgbench_chat_workload};
 workload_module(_) -> error.
 
 -spec main() -> no_return().
@@ -113,7 +114,7 @@ configure(Module, WorkloadName, VariantName, Variant, Params) ->
         {ok, #{<<"params">> := Schemas}} ->
             case msgbench_params:validate(WorkloadName, Schemas, Params) of
                 {error, Message} ->
-                    {error, bad_params, Message};
+                    {error, bad_params, explain_bad_params(Module, Params, Message)};
                 {ok, Valid} ->
                     case check_schedulers(VariantName, Variant) of
                         ok ->
@@ -125,6 +126,16 @@ configure(Module, WorkloadName, VariantName, Variant, Params) ->
                             Error
                     end
             end
+    end.
+
+%% A workload module may say more than the schema can about a rejected
+%% param (chat: why clients_per_group must be at least 2), through the
+%% optional explain_bad_params/2.
+explain_bad_params(Module, Params, Message) ->
+    {module, Module} = code:ensure_loaded(Module),
+    case erlang:function_exported(Module, explain_bad_params, 2) of
+        true -> Module:explain_bad_params(Params, Message);
+        false -> Message
     end.
 
 %% A variant that stands for a scheduler count must really run with it, or

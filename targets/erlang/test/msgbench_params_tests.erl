@@ -94,3 +94,43 @@ long_values_are_cut_short_test() ->
     Described = msgbench_params:describe_value(binary:copy(<<"x">>, 1000)),
     ?assertEqual(60, byte_size(Described)),
     ?assertMatch(<<"\"xxx", _/binary>>, Described).
+
+chat(Params) ->
+    msgbench_params:validate(<<"chat">>, schemas(<<"chat">>), Params).
+
+chat_defaults() ->
+    #{<<"groups">> => 10, <<"clients_per_group">> => 5, <<"duration_s">> => 10,
+      <<"think_ms">> => 0, <<"listener_delay_ms">> => 0, <<"message">> => <<"text">>,
+      <<"history">> => 10, <<"drain_timeout_s">> => 30}.
+
+chat_test() ->
+    ?assertEqual({ok, chat_defaults()}, chat(#{})),
+    ?assertMatch({ok, #{<<"duration_s">> := 0.25, <<"drain_timeout_s">> := 0}},
+                 chat(#{<<"duration_s">> => 0.25, <<"drain_timeout_s">> => 0})),
+    ?assertEqual({error, <<"duration_s = 0 is out of range: duration_s must be a number > 0 "
+                           "and <= 86400">>},
+                 chat(#{<<"duration_s">> => 0})),
+    ?assertEqual({error, <<"clients_per_group = 1 is out of range: clients_per_group must be "
+                           "an integer >= 2 and <= 100000">>},
+                 chat(#{<<"clients_per_group">> => 1})),
+    ?assertEqual({error, <<"groups = 1000001 is out of range: groups must be an integer >= 1 "
+                           "and <= 1000000">>},
+                 chat(#{<<"groups">> => 1000001})),
+    ?assertEqual({error, <<"think_ms = 1.5 is not an integer: think_ms must be an integer >= 0 "
+                           "and <= 3600000">>},
+                 chat(#{<<"think_ms">> => 1.5})),
+    ?assertEqual({error, <<"listener_delay_ms = 1001 is out of range: listener_delay_ms must be "
+                           "an integer >= 0 and <= 1000">>},
+                 chat(#{<<"listener_delay_ms">> => 1001})),
+    ?assertEqual({error, <<"message = \"xml\" is not accepted: message must be one of \"text\", "
+                           "\"binary\"">>},
+                 chat(#{<<"message">> => <<"xml">>})),
+    ?assertEqual({error, <<"history = -1 is out of range: history must be an integer >= 0 and "
+                           "<= 10000">>},
+                 chat(#{<<"history">> => -1})),
+    ?assertEqual({error, <<"drain_timeout_s = 3601 is out of range: drain_timeout_s must be a "
+                           "number >= 0 and <= 3600">>},
+                 chat(#{<<"drain_timeout_s">> => 3601})),
+    ?assertMatch({error, <<"unknown parameter users = 3: chat takes only clients_per_group, ",
+                           _/binary>>},
+                 chat(#{<<"users">> => 3})).

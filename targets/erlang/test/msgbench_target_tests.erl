@@ -10,7 +10,8 @@
 
 %%--------------------------------------------------------------------
 %% target.toml, read with just enough TOML for this file: tables, and
-%% key = value where the value is also valid JSON (strings, arrays, {}).
+%% key = value where the value is also valid JSON (strings, arrays, {}) or
+%% an inline table of such values ({ chat = 4700 }).
 %%--------------------------------------------------------------------
 
 toml() ->
@@ -30,9 +31,15 @@ parse([<<"[", _/binary>> = Header | Rest], _Table, Acc) ->
 parse([Line | Rest], Table, Acc) ->
     [Key, Value0] = string:split(Line, "="),
     %% An array may go on over several lines.
-    {Value, After} = complete_value(string:trim(Value0), Rest),
+    {Value, After} = complete_value(inline_table(string:trim(Value0)), Rest),
     {ok, Decoded} = msgbench_json:decode(Value),
     parse(After, Table, put_in(Table ++ [string:trim(Key)], Decoded, Acc)).
+
+%% { key = value, ... } as the JSON object {"key": value, ...}.
+inline_table(<<"{", _/binary>> = Value) ->
+    re:replace(Value, "([A-Za-z0-9_]+)\\s*=", "\"\\1\":", [global, {return, binary}]);
+inline_table(Value) ->
+    Value.
 
 complete_value(Value, Rest) ->
     case msgbench_json:decode(Value) of
@@ -67,7 +74,11 @@ toml_basics_test() ->
     Toml = toml(),
     ?assertMatch(#{<<"name">> := <<"erlang">>, <<"kind">> := <<"runtime">>,
                    <<"language">> := <<"erlang">>, <<"max_processes">> := 134217727}, Toml),
-    ?assert(maps:get(<<"per_process_bytes">>, Toml) > 0).
+    ?assert(maps:get(<<"per_process_bytes">>, Toml) > 0),
+    %% A chat user is two processes, its history and its client's
+    %% histogram: more per process than the ring's links.
+    #{<<"per_process_bytes_for">> := #{<<"chat">> := Chat}} = Toml,
+    ?assert(Chat > maps:get(<<"per_process_bytes">>, Toml)).
 
 %%--------------------------------------------------------------------
 %% The real worker, started the way the harness starts it.
@@ -156,6 +167,17 @@ worker_test_() ->
               ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"bad_params">>}, TooLong)
       end,
       fun() ->
+              %% The seed's sentence travels (as a literal) through a real
+              %% VM; every variant that declares chat runs it.
+              [?assertMatch(#{<<"type">> := <<"result">>,
+                              <<"verify">> := #{<<"users">> := 6, <<"cross_group">> := 0}},
+                            protocol_lines(Variant,
+                                           #{workload => chat, variant => Variant, repetition => 1,
+                                             params => #{groups => 2, clients_per_group => 3,
+                                                         duration_s => 0.1, drain_timeout_s => 5}}))
+               || Variant <- [<<"default">>, <<"on_heap">>, <<"yield">>]]
+      end,
+      fun() ->
               Final = protocol_lines(<<"default">>,
                                      #{workload => ring, variant => default, repetition => 1,
                                        params => #{n => 0}}),
@@ -168,4 +190,14 @@ worker_test_() ->
                                      #{workload => ring, variant => default, repetition => 1,
                                        params => #{n => 5000, m => 1}}),
               ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"resource">>}, Final)
+      end,
+      fun() ->
+              %% And for chat: 200 x (2 x 10 + 1) + 3 > 4096.
+              Final = protocol_lines(<<"default">>,
+                                     #{workload => chat, variant => default, repetition => 1,
+                                       params => #{groups => 200, clients_per_group => 10,
+                                                   duration_s => 0.1}}),
+              ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"resource">>,
+                             <<"message">> := <<"groups = 200 and clients_per_group = 10 ", _/binary>>},
+                           Final)
       end]}.

@@ -94,6 +94,60 @@ fanin_memory_limit_is_a_resource_error_test() ->
     ?assertEqual(<<"resource">>, Kind),
     ?assertMatch({match, _}, re:run(Message, "^memory_limit_mb = 64 exceeded")).
 
+chat_params(Overrides) ->
+    maps:merge(#{groups => 2, clients_per_group => 3, duration_s => 0.1, think_ms => 0,
+                 listener_delay_ms => 0, message => text, history => 10, drain_timeout_s => 5},
+               Overrides).
+
+chat_result_test() ->
+    Final = final(request(chat, default, chat_params(#{}))),
+    ?assertMatch(#{<<"type">> := <<"result">>}, Final),
+    #{<<"metrics">> := Metrics, <<"verify">> := Verify} = Final,
+    {ok, #{<<"metrics">> := SpecMetrics}} = msgbench_spec:workload(<<"chat">>),
+    ?assertEqual(lists:sort(maps:keys(SpecMetrics)), lists:sort(maps:keys(Metrics))),
+    ?assertEqual([<<"cross_group">>, <<"received">>, <<"self_deliveries">>, <<"sent">>,
+                  <<"users">>],
+                 lists:sort(maps:keys(Verify))),
+    #{<<"sent">> := Sent, <<"received">> := Received} = Verify,
+    ?assertMatch(#{<<"cross_group">> := 0, <<"self_deliveries">> := 0, <<"users">> := 6}, Verify),
+    ?assert(Sent > 0),
+    ?assertEqual(Sent, Received),
+    #{<<"sent_count">> := SentCount, <<"send_window_ms">> := WindowMs,
+      <<"sent_per_client_per_s">> := PerClientPerS, <<"received_per_group_count">> := PerGroup,
+      <<"peak_rss_bytes">> := Peak, <<"memory_per_user_bytes">> := PerUser,
+      <<"processes_count">> := Processes} = Metrics,
+    ?assertEqual(Sent, SentCount),
+    ?assert(WindowMs >= 100),
+    ?assert(abs(PerClientPerS - Sent / 6 / (WindowMs / 1000)) / PerClientPerS < 1.0e-6),
+    ?assertEqual(Received / 2, PerGroup),
+    ?assertEqual(Peak / 6, PerUser),
+    ?assertEqual(2 * (2 * 3 + 1) + 3, Processes).
+
+chat_realistic_binary_test() ->
+    Final = final(request(chat, default, chat_params(#{think_ms => 40, duration_s => 0.2,
+                                                       message => binary}))),
+    %% 5 sends due before T, whatever the phase.
+    ?assertMatch(#{<<"type">> := <<"result">>,
+                   <<"verify">> := #{<<"sent">> := 30, <<"received">> := 30}}, Final).
+
+chat_bad_params_test() ->
+    ?assertEqual({<<"bad_params">>,
+                  <<"clients_per_group = 1 is out of range: clients_per_group must be an integer "
+                    ">= 2 and <= 100000 (a user needs a peer in its group)">>},
+                 error_of(request(chat, default, chat_params(#{clients_per_group => 1})))),
+    ?assertMatch({<<"bad_params">>, <<"unknown parameter no_such_param = 1", _/binary>>},
+                 error_of(request(chat, default, chat_params(#{no_such_param => 1})))),
+    ?assertMatch({<<"bad_params">>, <<"message = \"xml\"", _/binary>>},
+                 error_of(request(chat, default, chat_params(#{message => xml})))).
+
+chat_process_limit_is_a_resource_error_test() ->
+    {Kind, Message} = error_of(request(chat, default,
+                                       chat_params(#{groups => 1000000,
+                                                     clients_per_group => 100000}))),
+    ?assertEqual(<<"resource">>, Kind),
+    ?assertMatch({match, _}, re:run(Message, "^groups = 1000000 and clients_per_group = 100000 "
+                                             ".* needs 200001000003 processes .*larger \\+P")).
+
 bad_params_test() ->
     ?assertEqual({<<"bad_params">>, <<"n = 1 is out of range: n must be an integer >= 2 and <= 134217727">>},
                  error_of(request(ring, default, #{n => 1, m => 10, payload => <<"BOO!">>}))),
