@@ -36,7 +36,7 @@ pub struct Limits {
 }
 
 /// What one socket's task counted and timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SocketRun {
     /// Frames written in full.
     pub messages_sent: u64,
@@ -219,14 +219,7 @@ async fn echo(
     let mut reader = BufReader::new(reader);
     let size = buffers.echoed.len();
     let mut idle = IdleLimit::new(job.idle);
-    let mut run = SocketRun {
-        messages_sent: 0,
-        bytes_sent: 0,
-        echoes_received: 0,
-        bytes_received: 0,
-        mismatches: 0,
-        elapsed: Duration::ZERO,
-    };
+    let mut run = SocketRun::default();
     let started = Instant::now();
     for index in 0..job.messages {
         idle.io(writer.write_all(job.frames.frame(index)))
@@ -269,14 +262,7 @@ async fn flow(job: &Job, mut stream: TcpStream) -> Result<(SocketRun, Instant), 
     let mut reader = BufReader::new(reader);
     let size = job.frames.payload(0).len() as u64;
     let mut idle = IdleLimit::new(job.idle);
-    let mut run = SocketRun {
-        messages_sent: 0,
-        bytes_sent: 0,
-        echoes_received: 0,
-        bytes_received: 0,
-        mismatches: 0,
-        elapsed: Duration::ZERO,
-    };
+    let mut run = SocketRun::default();
     let started = Instant::now();
     for index in 0..job.messages {
         idle.io(writer.write_all(job.frames.frame(index)))
