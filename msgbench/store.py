@@ -103,15 +103,19 @@ class Store:
     def runs(self, limit: int | None = None) -> list[dict]:
         sql = (
             "SELECT r.*, (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id) AS measured"
-            " FROM runs r ORDER BY created_at DESC, id DESC"
+            " FROM runs r ORDER BY created_at DESC, r.rowid DESC"
         )
         rows = self.db.execute(sql + (f" LIMIT {int(limit)}" if limit else "")).fetchall()
         return [_run_dict(row) for row in rows]
 
     def resolve(self, ref: str) -> str:
-        """A run id from an id, a unique prefix of one, or 'latest'/'last'."""
+        """A run id from an id, a unique prefix of one, or 'latest'/'last'.
+
+        'latest' is the run stored last, by insertion order: an import keeps its
+        original start time, and two runs can start within the same second.
+        """
         if ref in ("latest", "last"):
-            row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()
+            row = self.db.execute("SELECT id FROM runs ORDER BY rowid DESC LIMIT 1").fetchone()
             if row is None:
                 raise StoreError(f"the store {self.path} holds no runs yet")
             return row["id"]
