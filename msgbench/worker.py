@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from msgbench import spec
+from msgbench import interrupts, spec
 
 STDERR_KEEP_BYTES = 16_384
 KILL_GRACE_S = 2.0
@@ -99,17 +99,20 @@ def run_worker(
     if problem:
         raise ValueError(f"refusing to send an invalid request: {problem}")
     started = time.monotonic()
+    protocol = _Protocol(target, request["variant"], on_progress)
+    stderr = bytearray()
+    timed_out = False
+    interrupts.hold()
     try:
         proc = subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True,
         )
     except OSError as exc:
+        interrupts.release()
         return Outcome(status="error", error=f"cannot start worker {argv[0]!r}: {exc}")
-    protocol = _Protocol(target, request["variant"], on_progress)
-    stderr = bytearray()
-    timed_out = False
     try:
+        interrupts.release()
         _send_request(proc, request)
         timed_out = not _pump(proc, protocol, stderr, started + time_limit_s)
     except BaseException:

@@ -1,0 +1,50 @@
+"""Ctrl-C and SIGTERM during a run, without losing track of a child.
+
+A KeyboardInterrupt raised while subprocess.Popen is between fork and return loses
+the child's pid: a worker or a broker would then outlive the run. So the run's
+handler defers the interrupt while a child is being started, and the starter raises
+it as soon as it holds the child and can stop it.
+"""
+
+import signal
+
+_depth = 0
+_pending = False
+
+
+def _handler(signum, frame) -> None:
+    global _pending
+    if _depth:
+        _pending = True
+        return
+    raise KeyboardInterrupt
+
+
+def install() -> dict:
+    """For the length of a run: SIGINT and SIGTERM raise KeyboardInterrupt (deferred
+    during a hold()). Returns the previous handlers, for restore()."""
+    return {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def restore(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def hold() -> None:
+    """Defer interrupts from here until the matching release()."""
+    global _depth
+    _depth += 1
+
+
+def release() -> None:
+    """End a hold(); raise the interrupt that arrived meanwhile, if any.
+
+    Call it inside the try block that stops the child, so no bytecode boundary
+    between starting the child and guarding it can take an interrupt.
+    """
+    global _depth, _pending
+    _depth -= 1
+    if _pending and not _depth:
+        _pending = False
+        raise KeyboardInterrupt
