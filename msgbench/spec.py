@@ -185,8 +185,22 @@ def failed_rules(wl: Workload, params: dict, verify: dict) -> list[str]:
     return failures
 
 
-def missing_metrics(wl: Workload, metrics: dict) -> list[str]:
-    return [name for name in wl.metrics if name not in metrics]
+def missing_metrics(wl: Workload, metrics: dict, params: dict | None = None) -> list[str]:
+    """Required metrics the result lacks.
+
+    A metric marked "optional" may be absent (the harness adds broker CPU only where
+    there is a broker); one with a "when" rule is required only when it holds.
+    """
+    env = _numeric(params or {})
+    missing = []
+    for name, definition in wl.metrics.items():
+        if name in metrics or definition.get("optional"):
+            continue
+        when = definition.get("when")
+        if when and not expr.evaluate(when, env):
+            continue
+        missing.append(name)
+    return missing
 
 
 def _numeric(params: dict) -> dict:

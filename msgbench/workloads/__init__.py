@@ -8,9 +8,9 @@ parse_value(name, text), check(params) and measure(params, run_once).
 
 from collections.abc import Callable
 
-from msgbench.workloads import fanin, socket
+from msgbench.workloads import fanin, pubsub, socket
 
-_HOOKS = {"fanin": fanin, "socket": socket}
+_HOOKS = {"fanin": fanin, "pubsub": pubsub, "socket": socket}
 
 
 def _hook(workload: str, name: str):
