@@ -80,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     p = command("show", cmd_show, "one run's summary")
     p.add_argument("run", help="run id, unique prefix, or 'latest'")
     p.add_argument("--format", choices=["table", "seed", "md"], default="table")
+    p = command("logs", cmd_logs, "the logs of the services (brokers) a run started")
+    p.add_argument("run", help="run id, unique prefix, or 'latest'")
+    p.add_argument("name", nargs="?", help="one service's log, e.g. nats or nats#2 (default: list them)")
     p = command("export", cmd_export, "write a run as JSON, CSV, Markdown or the OTP page's format")
     p.add_argument("runs", nargs="+", help="run ids (or 'latest')")
     p.add_argument("--format", choices=["json", "csv", "md", "otp"], default="json")
@@ -303,8 +306,28 @@ def cmd_show(args) -> int:
     print(f"machine: {meta.get('cpu_model')}, {meta.get('cores')} cores, {meta.get('kernel')}")
     for name, version in sorted(meta.get("runtimes", {}).items()):
         print(f"{name}: {version}")
+    if run["logs"]:
+        print(f"service logs: {', '.join(run['logs'])} (msgbench logs {run['id']} NAME)")
     print()
     _print_run(doc, args.format)
+    return EXIT_OK
+
+
+def cmd_logs(args) -> int:
+    store = _store(args)
+    run_id = store.resolve(args.run)
+    logs = store.logs(run_id)
+    if args.name is None:
+        for name, text in logs.items():
+            print(f"{name}: {len(text.splitlines()):,} lines")
+        if not logs:
+            print(f"run {run_id} started no services")
+        return EXIT_OK
+    if args.name not in logs:
+        known = ", ".join(logs) or "none"
+        print(f"msgbench: run {run_id} has no log {args.name!r}; its logs: {known}", file=sys.stderr)
+        return EXIT_USAGE
+    print(logs[args.name], end="")
     return EXIT_OK
 
 

@@ -72,6 +72,7 @@ def run_document(store, run_ids: list[str]) -> dict:
             "imported_from": run.get("imported_from"),
             "measurements": [_public(m) for m in measurements],
             "summary": summarize_run(measurements),
+            "logs": store.logs(run_id),
         })
     return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "runs": runs}
 

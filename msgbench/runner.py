@@ -8,11 +8,10 @@ ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 
 import os
 import shlex
-import signal
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, placement, spec, sysinfo, targets, workloads
+from msgbench import expr, interrupts, placement, services, spec, sysinfo, targets, workloads
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -187,10 +186,6 @@ def _shown(params: dict) -> str:
 # ---------------------------------------------------------------- execution
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def execute(plan: Plan, store: Store, suite: str | None, command: str | None = None,
             progress: Progress | None = None) -> tuple[str, str]:
     """Run every job; return the run id and its final status."""
@@ -200,17 +195,19 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
     run_id = store.start_run(command, suite, metadata, notes)
     progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status = "complete"
+    previous_handlers = interrupts.install()
     try:
-        with placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem) as peers:
+        with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem) as peers,
+              services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
+                                note=lambda note: store.add_note(run_id, note)) as brokers):
             for note in peers.notes:
                 store.add_note(run_id, note)
             rounds = max(j.warmup + j.repeat for j in plan.jobs)
             for round_index in range(rounds):
                 for job in plan.jobs:
                     if round_index < job.warmup + job.repeat and not job.stopped:
-                        _measure(job, round_index, run_id, store, progress, peers)
+                        _measure(job, round_index, run_id, store, progress, peers, brokers)
                     elif round_index < job.warmup + job.repeat:
                         progress.skip()
     except KeyboardInterrupt:
@@ -220,35 +217,47 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         status = "failed"
         raise PlanError(str(exc)) from None
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        interrupts.restore(previous_handlers)
         progress.close()
         store.finish_run(run_id, status)
     return run_id, status
 
 
 def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
-             peers: placement.Peers) -> None:
+             peers: placement.Peers, brokers: services.Services) -> None:
     warmup = round_index < job.warmup
     repetition = round_index + 1 if warmup else round_index - job.warmup + 1
     progress.start(job.label + (" warm-up" if warmup else f" rep {repetition}/{job.repeat}"))
     started_at = now_iso()
     wl = spec.workload(job.scenario.workload)
 
+    needs = job.target.services
+
     def run_once(params: dict) -> Outcome:
+        service_env = brokers.env_for(needs)
+        broker_cpu_before = brokers.cpu_ms(needs)
         outcome = run_worker(
             job.target.argv(job.variant, job.process_limit),
             cwd=job.target.folder,
-            env=job.target.worker_env(job.variant)
+            env=job.target.worker_env(job.variant) | service_env
             | peers.env_for(job.target, job.variant, params, job.process_limit),
             request={"workload": wl.name, "variant": job.variant.name, "params": params,
                      "repetition": round_index + 1},
             target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
         )
+        died = brokers.died(needs)
+        if died:
+            outcome.status, outcome.error = "failed", died
+        elif outcome.status == "ok" and broker_cpu_before is not None:
+            outcome.metrics["broker_cpu_ms"] = round(brokers.cpu_ms(needs) - broker_cpu_before, 3)
         _verify(wl, params, outcome)
         return outcome
 
     try:
         outcome = workloads.measure(wl.name, job.params, run_once)
+    except services.ServiceError as exc:
+        outcome = Outcome(status="failed", error=str(exc))
+        job.stopped = "service"
     except KeyboardInterrupt:
         outcome = Outcome(status="interrupted", error="interrupted by the user (Ctrl-C or SIGTERM)")
         _store(store, run_id, job, repetition, warmup, outcome, started_at)
@@ -263,7 +272,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
 def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
     if outcome.status != "ok":
         return
-    problems = [f"metric {m} missing" for m in spec.missing_metrics(wl, outcome.metrics)]
+    problems = [f"metric {m} missing" for m in spec.missing_metrics(wl, outcome.metrics, params)]
     problems += spec.failed_rules(wl, params, outcome.verify)
     if problems:
         outcome.status = "failed"

@@ -46,6 +46,12 @@ CREATE TABLE IF NOT EXISTS measurements (
     extra TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements(run_id);
+CREATE TABLE IF NOT EXISTS run_logs (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
 """
 
 _JSON_COLUMNS = ("params", "x", "metrics", "verify", "worker", "extra")
@@ -168,6 +174,16 @@ class Store:
 
     # ------------------------------------------------------------ import
 
+    def add_log(self, run_id: str, name: str, text: str) -> None:
+        """A service's log, kept with the run (one per service start)."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO run_logs (run_id, name, text) VALUES (?, ?, ?)",
+                            (run_id, name, text))
+
+    def logs(self, run_id: str) -> dict[str, str]:
+        rows = self.db.execute("SELECT name, text FROM run_logs WHERE run_id = ? ORDER BY name", (run_id,))
+        return {row["name"]: row["text"] for row in rows}
+
     def import_run(self, run: dict, source: str) -> str:
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run["id"],)).fetchone():
             raise StoreError(f"run {run['id']} is already in {self.path}")
@@ -183,6 +199,8 @@ class Store:
             )
         for m in run.get("measurements", []):
             self.add_measurement(run["id"], m)
+        for name, text in (run.get("logs") or {}).items():
+            self.add_log(run["id"], name, text)
         return run["id"]
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from msgbench import services
 from msgbench.paths import targets_dir
 
 
@@ -64,7 +65,13 @@ class Target:
         return int(self.per_process_bytes_for.get(workload, self.per_process_bytes))
 
     def missing_requirements(self) -> list[str]:
-        return [tool for tool in self.requires if shutil.which(tool) is None]
+        """Tools and service binaries this target needs that are not installed."""
+        missing = [tool for tool in self.requires if shutil.which(tool) is None]
+        for name in self.services:
+            service = services.spec(name)
+            if not services.installed(service):
+                missing.append(f"{service.binary} (service {name})")
+        return missing
 
     def install_command(self) -> str:
         if self.install_hint:

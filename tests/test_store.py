@@ -22,7 +22,7 @@ def test_latest_is_an_import_of_an_older_run_when_it_came_last(tmp_path):
     store.import_run(_imported("20261122-090000-aaaa", "2026-11-22T09:00:00+00:00"), "new.json")
     store.import_run(_imported("20250101-000000-bbbb", "2025-01-01T00:00:00+00:00"), "old.json")
     assert store.resolve("last") == "20250101-000000-bbbb"
-    assert [r["id"] for r in store.runs()][0] == "20261122-090000-aaaa"  # history stays by start time
+    assert next(r["id"] for r in store.runs()) == "20261122-090000-aaaa"  # history stays by start time
 
 
 def test_prefix_must_be_unique(tmp_path):

@@ -1,0 +1,124 @@
+"""Real brokers from Debian's packages: start, readiness, CPU, logs, death, cleanup."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from msgbench import services
+from msgbench.cli import main as run_cli
+from msgbench.store import Store
+from tests.conftest import processes_matching
+
+REQUIRE_ALL = os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS") == "1"
+
+
+def need(name: str) -> services.ServiceSpec:
+    service = services.spec(name)
+    if not services.installed(service):
+        if REQUIRE_ALL:
+            pytest.fail(f"{service.binary} is not installed ({service.install_command()})")
+        pytest.skip(f"{service.binary} is not installed")
+    return service
+
+
+def pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is gone for our purposes
+        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.parametrize("name", sorted(services.SERVICES))
+def test_each_service_starts_answers_its_protocol_and_stops_without_a_trace(name):
+    running = services.Running(need(name))
+    running.start()
+    pids = [p.pid for p in running.procs]
+    assert running.alive()
+    assert running.url.endswith(f"127.0.0.1:{running.port}")
+    with socket.create_connection(("127.0.0.1", running.port), timeout=5) as sock:
+        sock.settimeout(5)
+        assert running.spec.ready(sock)
+    assert running.cpu_ms() >= 0
+    log = running.stop()
+    assert log.strip(), "the server's log is kept"
+    assert all(pid_gone(pid) for pid in pids)
+    assert not running.tmp.exists()
+    assert not processes_matching(str(running.tmp))
+
+
+def test_a_taken_port_is_a_clear_error_and_leaves_nothing_running():
+    service = need("redis")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        running = services.Running(service, ports={"main": port})
+        with pytest.raises(services.ServiceError, match=rf"exited with code \d+ while starting on 127.0.0.1:{port}"):
+            running.start()
+        assert "in use" in running.stop().lower()
+
+
+def test_an_unknown_service_names_the_known_ones():
+    with pytest.raises(services.ServiceError, match="unknown service 'kafka'; known services: mosquitto, nats"):
+        services.spec("kafka")
+
+
+def test_a_harness_killed_with_sigkill_takes_its_broker_along(tmp_path):
+    need("redis")
+    pid_file = tmp_path / "pid"
+    script = textwrap.dedent(f"""
+        import time
+        from msgbench import services
+        running = services.Running(services.spec("redis"))
+        running.start()
+        open({str(pid_file)!r}, "w").write(str(running.server.pid))
+        time.sleep(60)
+    """)
+    harness = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the broker did not start"
+        time.sleep(0.1)
+    broker = int(pid_file.read_text())
+    harness.send_signal(signal.SIGKILL)
+    harness.wait()
+    deadline = time.monotonic() + 10
+    while not pid_gone(broker):
+        assert time.monotonic() < deadline, "redis-server outlived the harness killed with SIGKILL"
+        time.sleep(0.1)
+
+
+def test_a_run_starts_the_broker_measures_its_cpu_keeps_its_log_and_survives_its_death(fake_targets, capsys):
+    need("redis")
+    code = run_cli(["run", "pubsub", "--target", "fakebroker", "--variant", "ok,killbroker",
+                    "-p", "duration_s=0.1", "--repeat", "2", "--warmup", "0", "--no-build"])
+    assert code == 1  # some measurements failed
+    store = Store(fake_targets)
+    run_id = store.resolve("latest")
+    measured = store.measurements(run_id)
+    ok = [m for m in measured if m["variant"] == "ok"]
+    killed = [m for m in measured if m["variant"] == "killbroker"]
+    # the broker was restarted after each death, so every ok measurement still reached it
+    assert [m["status"] for m in ok] == ["ok", "ok"]
+    assert all(m["metrics"]["broker_cpu_ms"] >= 0 for m in ok)
+    assert [m["status"] for m in killed] == ["failed", "failed"]
+    assert all("service redis" in m["error"] and "died during the measurement" in m["error"] for m in killed)
+    logs = store.logs(run_id)
+    assert set(logs) == {"redis", "redis#2"}  # ok, killed, restarted: ok, killed
+    assert all("Ready to accept connections" in text for text in logs.values())
+    notes = store.run(run_id)["notes"]
+    assert sum("had died" in n and "restarted" in n for n in notes) == 1
+    # each redis-server (its pid starts its log lines, "1234:M ...") is gone
+    pids = {int(text.split(":", 1)[0]) for text in logs.values()}
+    assert len(pids) == 2 and all(pid_gone(pid) for pid in pids)
+    capsys.readouterr()
+    assert run_cli(["logs", "latest", "redis#2"]) == 0
+    assert "Ready to accept connections" in capsys.readouterr().out
+    assert run_cli(["logs", "latest", "nats"]) == 2
+    assert "has no log 'nats'; its logs: redis, redis#2" in capsys.readouterr().err
