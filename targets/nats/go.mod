@@ -1,0 +1,19 @@
+module msgbench/targets/nats
+
+go 1.22
+
+require (
+	github.com/nats-io/nats.go v1.37.0
+	msgbench/pubsubkit v0.0.0
+)
+
+require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
+	github.com/klauspost/compress v1.17.2 // indirect
+	github.com/nats-io/nkeys v0.4.7 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	golang.org/x/crypto v0.18.0 // indirect
+	golang.org/x/sys v0.25.0 // indirect
+)
+
+replace msgbench/pubsubkit => ../pubsubkit

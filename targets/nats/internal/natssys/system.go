@@ -1,0 +1,75 @@
+// Package natssys is NATS core pub/sub for the pubsub workload, through the
+// maintained Go client nats.go: one connection per source and per receiver,
+// source i publishing on msgbench.<i>, every receiver subscribed to
+// msgbench.* (targets/nats/README.md).
+package natssys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"msgbench/pubsubkit"
+)
+
+// System is the nats target's pubsubkit.System.
+type System struct{}
+
+// Check accepts every parameter the workload allows: nats-server's default
+// max_payload (1 MiB) is the workload's largest payload.
+func (System) Check(variant string, p pubsubkit.Params) error {
+	if variant != "default" {
+		return &pubsubkit.Unsupported{Message: "nats has no variant " + variant + " (it has: default)"}
+	}
+	return nil
+}
+
+// Lossless is false: NATS core is at-most-once. A receiver that falls behind
+// has messages dropped, by its client (pending limits, counted in Dropped)
+// or by the server (slow consumer: its connection is closed).
+func (System) Lossless(string) bool { return false }
+
+// connect opens one connection. Reconnecting is off: a benchmark must not
+// hide a broker that went away behind a reconnect buffer, so a dead server
+// fails the next Publish with an error that names it.
+func connect(ctx context.Context, env pubsubkit.Env, name string) (*nats.Conn, error) {
+	if env.ServiceURL == "" {
+		return nil, errors.New("MSGBENCH_SERVICE_URL is not set: the nats target needs a nats-server")
+	}
+	timeout := 10 * time.Second
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
+	nc, err := nats.Connect(env.ServiceURL,
+		nats.Name(name),
+		nats.Timeout(timeout),
+		nats.NoReconnect(),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			// Slow consumer notices and the like: reported, never fatal.
+			subject := ""
+			if sub != nil {
+				subject = " on " + sub.Subject
+			}
+			fmt.Fprintf(os.Stderr, "nats %s%s: %v\n", name, subject, err)
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("connect to nats-server at %s: %w", env.ServiceURL, err)
+	}
+	return nc, nil
+}
+
+// Subscribe connects a receiver: see receiver.go.
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+	receiver int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+	return subscribe(ctx, env, receiver, deliver)
+}
+
+// Connect connects a source: see source.go.
+func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+	source int) (pubsubkit.Source, error) {
+	return dialSource(ctx, env, p, source)
+}

@@ -1,0 +1,303 @@
+package pubsubkit
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestCountsLossless(t *testing.T) {
+	metrics, verify := runResult(t, newFakeSystem(), "default",
+		params(map[string]any{"sources": 3, "source_threads": 2, "receivers": 2}))
+	if verify["published"] <= 0 {
+		t.Fatalf("nothing published: %v", verify)
+	}
+	if verify["received"] != verify["published"]*2 || verify["lost"] != 0 || verify["receivers"] != 2 {
+		t.Errorf("want every message at both receivers: %v", verify)
+	}
+	for _, k := range []string{"out_of_order", "duplicates", "corrupt", "dropped"} {
+		if verify[k] != 0 {
+			t.Errorf("%s = %d, want 0", k, verify[k])
+		}
+	}
+	if verify["lossless"] != 1 {
+		t.Errorf("lossless = %d, want 1", verify["lossless"])
+	}
+	if metrics["msgs_per_s"] <= 0 || metrics["publish_msgs_per_s"] <= 0 || metrics["peak_rss_bytes"] <= 0 {
+		t.Errorf("implausible metrics %v", metrics)
+	}
+	if got, want := metrics["payload_bits_per_s"], metrics["msgs_per_s"]*64*8; got != want {
+		t.Errorf("payload_bits_per_s = %v, want %v", got, want)
+	}
+}
+
+func TestLossCounted(t *testing.T) {
+	_, verify := runResult(t, newFakeSystem(), "lossy", params(map[string]any{"sources": 2, "receivers": 2}))
+	published := verify["published"]
+	// Receiver 0 loses every 10th message of each source.
+	if verify["lost"] == 0 || verify["received"]+verify["lost"] != published*2 {
+		t.Fatalf("loss not accounted: %v", verify)
+	}
+	if verify["dropped"] != verify["lost"] {
+		t.Errorf("dropped = %d, lost = %d: the fake reports each loss as a drop", verify["dropped"], verify["lost"])
+	}
+	if verify["lossless"] != 0 || verify["out_of_order"] != 0 {
+		t.Errorf("unexpected %v", verify)
+	}
+}
+
+func TestOrderingViolationsDetected(t *testing.T) {
+	_, verify := runResult(t, newFakeSystem(), "reorder", params(nil))
+	// Every pair of source 0 arrives swapped at receiver 0: one violation per
+	// pair (the odd one, after its successor).
+	if verify["out_of_order"] < verify["published"]/2-1 || verify["lost"] != 0 {
+		t.Fatalf("reordering not detected: %v", verify)
+	}
+}
+
+func TestCorruptDetected(t *testing.T) {
+	_, verify := runResult(t, newFakeSystem(), "corrupt", params(nil))
+	if want := verify["published"] / 100; verify["corrupt"] != want {
+		t.Fatalf("corrupt = %d, want %d (every 100th): %v", verify["corrupt"], want, verify)
+	}
+}
+
+func TestDuplicateDetected(t *testing.T) {
+	_, verify := runResult(t, newFakeSystem(), "duplicate", params(map[string]any{"sources": 2}))
+	if verify["duplicates"] != 2 {
+		t.Fatalf("duplicates = %d, want 2: %v", verify["duplicates"], verify)
+	}
+}
+
+func TestPacing(t *testing.T) {
+	sys := newFakeSystem()
+	sys.record = true
+	const rate, sources, duration = 4000.0, 2, 0.5
+	metrics, verify := runResult(t, sys, "default",
+		params(map[string]any{"rate": rate, "sources": sources, "source_threads": 2, "duration_s": duration}))
+	perSource := int64(rate / sources * duration)
+	if verify["published"] != perSource*sources || verify["lost"] != 0 {
+		t.Fatalf("published %d, want %d: %v", verify["published"], perSource*sources, verify)
+	}
+	interval := float64(sources) * 1e9 / rate
+	for src, times := range sys.intended {
+		if int64(len(times)) != perSource {
+			t.Fatalf("source %d published %d, want %d", src, len(times), perSource)
+		}
+		start := times[0]
+		for k, at := range times {
+			if want := start + int64(float64(k)*interval+0.5); at != want {
+				t.Fatalf("source %d message %d intended at +%d ns, want +%d", src, k, at-start, want-start)
+			}
+		}
+	}
+	for _, k := range []string{"latency_p50_us", "latency_p99_us", "latency_p999_us", "latency_max_us"} {
+		if v, ok := metrics[k]; !ok || v <= 0 {
+			t.Errorf("%s = %v, want a positive latency", k, v)
+		}
+	}
+	if metrics["latency_p50_us"] > metrics["latency_max_us"] {
+		t.Errorf("p50 above max: %v", metrics)
+	}
+}
+
+func TestScheduleCount(t *testing.T) {
+	for _, c := range []struct {
+		rate     float64
+		sources  int
+		duration float64
+		want     int64
+	}{{1000, 1, 1, 1000}, {3, 1, 1, 3}, {7, 2, 1, 4}, {1e6, 4, 0.1, 25000}} {
+		s := newSchedule(1000, Params{Rate: c.rate, Sources: c.sources, DurationS: c.duration})
+		if got := s.count(); got != c.want {
+			t.Errorf("rate %v sources %d duration %v: count %d, want %d", c.rate, c.sources, c.duration, got, c.want)
+		}
+		if s.at(0) != 1000 {
+			t.Errorf("message 0 due at %d, want the start", s.at(0))
+		}
+	}
+}
+
+func TestWaitUntil(t *testing.T) {
+	due := monoNow() + int64(3*time.Millisecond)
+	waitUntil(due)
+	if late := monoNow() - due; late < 0 || late > int64(5*time.Millisecond) {
+		t.Fatalf("woke %d ns after the due time", late)
+	}
+}
+
+// The result carries exactly the spec's metrics (broker_cpu_ms is the
+// harness's; latency only at rate > 0).
+func TestMetricsMatchSpec(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "spec", "workloads", "pubsub.json"))
+	if err != nil {
+		t.Skipf("spec not found: %v", err)
+	}
+	var spec struct {
+		Metrics map[string]struct {
+			When     string `json:"when"`
+			Optional bool   `json:"optional"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(data, &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, rate := range []float64{0, 2000} {
+		metrics, _ := runResult(t, newFakeSystem(), "default", params(map[string]any{"rate": rate}))
+		var want, got []string
+		for name, m := range spec.Metrics {
+			if m.Optional || (m.When != "" && rate == 0) {
+				continue
+			}
+			want = append(want, name)
+		}
+		for name := range metrics {
+			got = append(got, name)
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("rate %v: metrics %v, spec wants %v", rate, got, want)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		variant string
+		over    map[string]any
+		kind    string
+		says    string
+	}{
+		{"default", map[string]any{"source_threads": 2}, "bad_params", "source_threads = 2"},
+		{"default", map[string]any{"payload_bytes": 8}, "bad_params", "payload_bytes = 8 is out of range"},
+		{"default", map[string]any{"payload_bytes": 100000}, "bad_params", "too large"},
+		{"default", map[string]any{"receivers": 1.5}, "bad_params", "not an integer"},
+		{"nosuch", nil, "unsupported", "no variant"},
+		{"failconnect", nil, "resource", "source 0: connect: fake: connection refused"},
+		{"failpublish", nil, "resource", "broker went away"},
+	} {
+		lines := runLines(t, newFakeSystem(), c.variant, params(c.over))
+		if lines[1]["type"] != "error" || lines[1]["kind"] != c.kind || !strings.Contains(lines[1]["message"].(string), c.says) {
+			t.Errorf("%s %v: got %v, want a %s error saying %q", c.variant, c.over, lines[1], c.kind, c.says)
+		}
+	}
+}
+
+func TestParamsMissingAndUnknown(t *testing.T) {
+	p := params(nil)
+	delete(p, "rate")
+	if _, err := parseParams(mustJSON(t, p)); err == nil || !strings.Contains(err.Error(), "rate is missing") {
+		t.Errorf("missing rate: %v", err)
+	}
+	p = params(map[string]any{"colour": 1})
+	if _, err := parseParams(mustJSON(t, p)); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("unknown param: %v", err)
+	}
+	if _, err := parseRequest([]byte(`{"workload":"ring","variant":"default","params":{},"repetition":1}`)); err == nil {
+		t.Error("a ring request was accepted")
+	}
+}
+
+// The worker that fails (here: its sources cannot connect) leaves no
+// receivers' process behind, even one that ignores its closed stdin.
+func TestPeerKilledWhenWorkerFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the kill timeout")
+	}
+	for _, variant := range []string{"failconnect", "stubborn"} {
+		t.Run(variant, func(t *testing.T) {
+			t.Setenv("PUBSUBKIT_TEST_PEER", variant)
+			var started *processPeer
+			real := startProcessPeer([]string{os.Args[0], "-test.run=^$"}, "")
+			cfg := workerConfig{name: "fake", runtimeVersion: "test", sys: newFakeSystem(),
+				startPeer: func(request []byte) (peerHandle, error) {
+					h, err := real(request)
+					if h != nil {
+						started = h.(*processPeer)
+					}
+					return h, err
+				}}
+			p := params(nil)
+			req := mustJSON(t, map[string]any{"workload": "pubsub", "variant": variant, "params": p, "repetition": 1})
+			parsed, err := parseRequest(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if variant == "stubborn" {
+				// The receivers subscribe, then the worker gives up at once.
+				h, err := cfg.startPeer(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.next("listening", 10*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				begin := time.Now()
+				h.stop()
+				if waited := time.Since(begin); waited < exitWithin {
+					t.Errorf("the stubborn peer exited after %v without the kill", waited)
+				}
+			} else if _, _, err := run(parsed, req, cfg); err == nil {
+				t.Fatal("the run succeeded")
+			}
+			if started == nil {
+				t.Fatal("no peer was started")
+			}
+			select {
+			case <-started.exited:
+			default:
+				t.Fatal("the peer process is still running")
+			}
+			if err := syscall.Kill(started.cmd.Process.Pid, 0); err != syscall.ESRCH {
+				t.Fatalf("the peer's pid still exists (kill 0: %v)", err)
+			}
+		})
+	}
+}
+
+func TestHeaderRoundTrip(t *testing.T) {
+	msg := EncodeMessage(40, 3, 0x1234_5678, 987654321)
+	h, ok := decodeHeader(msg)
+	if !ok || h != (Header{Source: 3, Seq: 0x1234_5678, IntendedNs: 987654321}) {
+		t.Fatalf("got %+v", h)
+	}
+	for i := HeaderBytes; i < len(msg); i++ {
+		if msg[i] != 0x78 {
+			t.Fatalf("filler byte %d = %#x, want 0x78", i, msg[i])
+		}
+	}
+}
+
+func TestReceiverChecks(t *testing.T) {
+	r := newReceiverState(Params{PayloadBytes: 32, Sources: 2})
+	for _, seq := range []uint32{1, 2, 4, 4, 3, 5} { // a gap (3), then 4 again, then 3 late
+		r.deliver(EncodeMessage(32, 0, seq, 0))
+	}
+	r.deliver(EncodeMessage(31, 1, 1, 0)) // wrong length
+	r.deliver(EncodeMessage(32, 2, 1, 0)) // no such source
+	bad := EncodeMessage(32, 1, 1, 0)
+	bad[31] ^= 1
+	r.deliver(bad) // wrong filler
+	rep := r.report(0)
+	if rep.Received != 9 || rep.Duplicates != 1 || rep.OutOfOrder != 1 || rep.Corrupt != 3 {
+		t.Fatalf("got %+v", rep)
+	}
+	if rep.FirstNs <= 0 || rep.LastNs < rep.FirstNs {
+		t.Fatalf("times %+v", rep)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

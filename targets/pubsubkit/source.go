@@ -1,0 +1,143 @@
+package pubsubkit
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Idler is what a Source may also implement: the kit calls Idle when a
+// rate-limited source is about to wait for its next intended send time, so a
+// client that batches can push out a partial batch instead of sitting on it.
+type Idler interface {
+	Idle() error
+}
+
+// sourceRun is one source's publishing state; one thread owns it.
+type sourceRun struct {
+	index     int
+	src       Source
+	msg       []byte
+	seq       uint32
+	published int64
+}
+
+// publishing is the outcome of the sources' run.
+type publishing struct {
+	counts  []int64 // messages published, per source
+	startNs int64
+	endNs   int64 // after the last Flush
+}
+
+// publishAll runs the sources for p.DurationS, spread round-robin over
+// p.SourceThreads goroutines each locked to its own OS thread (the seed's
+// -T), then flushes each source from its thread. The first failure stops
+// every thread.
+func publishAll(srcs []Source, p Params) (publishing, error) {
+	runs := make([]*sourceRun, len(srcs))
+	groups := make([][]*sourceRun, p.SourceThreads)
+	for i, src := range srcs {
+		runs[i] = &sourceRun{index: i, src: src, msg: make([]byte, p.PayloadBytes)}
+		groups[i%p.SourceThreads] = append(groups[i%p.SourceThreads], runs[i])
+	}
+	var (
+		stop     atomic.Bool
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		stop.Store(true)
+	}
+	start := monoNow()
+	for _, group := range groups {
+		wg.Add(1)
+		go func(group []*sourceRun) {
+			defer wg.Done()
+			// Never unlocked: the thread ends with the goroutine, and no
+			// other goroutine ever shares it.
+			runtime.LockOSThread()
+			var err error
+			if p.Rate > 0 {
+				err = publishPaced(group, p, newSchedule(start, p), &stop)
+			} else {
+				err = publishFlat(group, p, start, &stop)
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			for _, s := range group {
+				if err := s.src.Flush(); err != nil {
+					fail(fmt.Errorf("source %d: flush: %w", s.index, err))
+					return
+				}
+			}
+		}(group)
+	}
+	wg.Wait()
+	out := publishing{counts: make([]int64, len(runs)), startNs: start, endNs: monoNow()}
+	for i, s := range runs {
+		out.counts[i] = s.published
+	}
+	return out, firstErr
+}
+
+// publishFlat publishes as fast as the system takes it (rate = 0), each
+// message stamped with the time it is handed over.
+func publishFlat(group []*sourceRun, p Params, start int64, stop *atomic.Bool) error {
+	end := start + int64(p.DurationS*1e9)
+	for !stop.Load() {
+		for _, s := range group {
+			now := monoNow()
+			if now >= end || s.seq == math.MaxUint32 {
+				return nil
+			}
+			if err := s.publish(now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// publishPaced publishes on the open-loop schedule (rate > 0); the thread's
+// sources share it, so message k of each is due at the same time.
+func publishPaced(group []*sourceRun, p Params, sch schedule, stop *atomic.Bool) error {
+	for k := int64(0); !sch.done(k) && k < math.MaxUint32; k++ {
+		if stop.Load() {
+			return nil
+		}
+		due := sch.at(k)
+		if monoNow() < due {
+			for _, s := range group {
+				if idler, ok := s.src.(Idler); ok {
+					if err := idler.Idle(); err != nil {
+						return fmt.Errorf("source %d: %w", s.index, err)
+					}
+				}
+			}
+			waitUntil(due)
+		}
+		for _, s := range group {
+			if err := s.publish(due); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// publish sends the source's next message stamped with intendedNs.
+func (s *sourceRun) publish(intendedNs int64) error {
+	s.seq++
+	encodeMessage(s.msg, Header{Source: uint32(s.index), Seq: s.seq, IntendedNs: intendedNs})
+	if err := s.src.Publish(s.msg); err != nil {
+		return fmt.Errorf("source %d: publish of message %d: %w", s.index, s.seq, err)
+	}
+	s.published++
+	return nil
+}

@@ -1,0 +1,134 @@
+package pubsubkit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// connectWithin bounds the sources' connections.
+const connectWithin = 30 * time.Second
+
+// workerConfig is what the worker needs besides its stdin and stdout.
+type workerConfig struct {
+	name, runtimeVersion string
+	sys                  System
+	serviceURL           string
+	startPeer            peerStarter
+}
+
+// work is the sources' process: request, hello, then a result or an error.
+func work(in io.Reader, out io.Writer, cfg workerConfig) {
+	lw := newLineWriter(out)
+	line, readErr := bufio.NewReaderSize(in, 64<<10).ReadBytes('\n')
+	line = bytes.TrimSpace(line)
+	req, err := parseRequest(line)
+	variant := req.Variant
+	if variant == "" {
+		variant = "unknown" // the hello line needs one, even for a bad request
+	}
+	_ = lw.hello(cfg.name, cfg.runtimeVersion, variant)
+	if len(line) == 0 && readErr != nil {
+		err = errorf(KindBadParams, "no request on stdin (%v)", readErr)
+	}
+	if err == nil {
+		if cerr := cfg.sys.Check(req.Variant, req.Params); cerr != nil {
+			err = classify(cerr, KindInternal)
+		}
+	}
+	if err == nil {
+		var metrics map[string]float64
+		var verify map[string]int64
+		metrics, verify, err = run(req, line, cfg)
+		if err == nil {
+			_ = lw.result(metrics, verify)
+			return
+		}
+	}
+	_ = lw.error(err)
+}
+
+// run does one measurement; the peer is stopped on every path out.
+func run(req request, line []byte, cfg workerConfig) (map[string]float64, map[string]int64, error) {
+	p := req.Params
+	peer, err := cfg.startPeer(line)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer peer.stop()
+	listening, err := peer.next("listening", listeningWithin)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := Env{ServiceURL: cfg.serviceURL, Endpoints: listening.Endpoints}
+
+	ctx, cancel := context.WithTimeout(context.Background(), connectWithin)
+	defer cancel()
+	srcs := make([]Source, 0, p.Sources)
+	defer func() {
+		for _, s := range srcs {
+			if err := s.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "pubsubkit: closing a source: %v\n", err)
+			}
+		}
+	}()
+	for i := 0; i < p.Sources; i++ {
+		s, err := cfg.sys.Connect(ctx, env, req.Variant, p, i)
+		if err != nil {
+			return nil, nil, cfg.resource(peer, fmt.Errorf("source %d: connect: %w", i, err))
+		}
+		srcs = append(srcs, s)
+	}
+
+	cpuStart := cpuTime()
+	pub, err := publishAll(srcs, p)
+	sourceCPU := cpuTime() - cpuStart
+	if err != nil {
+		return nil, nil, cfg.resource(peer, err)
+	}
+	published, err := json.Marshal(peerLine{Type: "published", Counts: pub.counts})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := peer.send(published); err != nil {
+		return nil, nil, cfg.resource(peer, fmt.Errorf("cannot tell the receivers what was published: %w", err))
+	}
+	served, err := peer.next("served", drainLimit(p))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(served.Receivers) != p.Receivers {
+		return nil, nil, errorf(KindInternal, "the receivers reported %d receivers for %d", len(served.Receivers), p.Receivers)
+	}
+	rss, err := peakRSSBytes()
+	if err != nil {
+		return nil, nil, errorf(KindInternal, "peak RSS: %v", err)
+	}
+	m := measured{params: p, pub: pub, served: served, sourceCPU: sourceCPU, peakRSS: rss,
+		lossless: cfg.sys.Lossless(req.Variant)}
+	metrics, verify := m.result()
+	fmt.Fprintf(os.Stderr, "pubsubkit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d; %.0f msgs/s per receiver\n",
+		verify["published"], verify["received"], verify["lost"], verify["dropped"],
+		verify["out_of_order"], verify["duplicates"], verify["corrupt"], metrics["msgs_per_s"])
+	return metrics, verify, nil
+}
+
+// resource explains a failure of the sources: the peer's own error line if
+// it has one (a dead receiver says more than a reset connection), else a
+// resource error that names the broker.
+func (cfg workerConfig) resource(peer peerHandle, err error) error {
+	if perr := peer.explanation(explainWithin); perr != nil {
+		return perr
+	}
+	e := classify(err, KindResource)
+	if cfg.serviceURL != "" && !strings.Contains(e.Message, cfg.serviceURL) {
+		e = errorf(e.Kind, "%s (service %s)", e.Message, cfg.serviceURL)
+	}
+	return e
+}

@@ -1,0 +1,48 @@
+// Package tcpsys is brokerless direct TCP for the pubsub workload: every
+// receiver listens, every source connects to every receiver and writes each
+// message to each of its connections (the seed's LBM TCP transport). Frames
+// are exactly payload_bytes long: both ends know the size from the request,
+// so no length prefix is needed (or sent).
+package tcpsys
+
+import (
+	"context"
+	"errors"
+
+	"msgbench/pubsubkit"
+)
+
+// System is the tcp target's pubsubkit.System.
+type System struct{}
+
+// Variants are the variants target.toml declares.
+var Variants = []string{"default"}
+
+// Check accepts every parameter the workload allows: TCP takes any frame size
+// and any batch size, and batching_bytes = 0 really is one write(2) per
+// message per connection.
+func (System) Check(variant string, p pubsubkit.Params) error {
+	if variant != "default" {
+		return &pubsubkit.Unsupported{Message: "tcp has no variant " + variant + " (it has: default)"}
+	}
+	return nil
+}
+
+// Lossless: TCP flow control blocks a source whose receiver falls behind;
+// nothing is ever dropped.
+func (System) Lossless(string) bool { return true }
+
+// Subscribe listens for the sources on 127.0.0.1 and a free port.
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+	receiver int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+	return listen(p.PayloadBytes, deliver)
+}
+
+// Connect opens one connection to each receiver.
+func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+	source int) (pubsubkit.Source, error) {
+	if len(env.Endpoints) == 0 {
+		return nil, errors.New("the receivers announced no endpoints to connect to")
+	}
+	return dial(ctx, env.Endpoints, p.BatchingBytes)
+}
