@@ -1,0 +1,18 @@
+module msgbench/targets/mqtt
+
+go 1.22
+
+require (
+	github.com/eclipse/paho.mqtt.golang v1.4.3
+	msgbench/pubsubkit v0.0.0
+)
+
+require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
+	github.com/gorilla/websocket v1.5.0 // indirect
+	golang.org/x/net v0.8.0 // indirect
+	golang.org/x/sync v0.1.0 // indirect
+	golang.org/x/sys v0.25.0 // indirect
+)
+
+replace msgbench/pubsubkit => ../pubsubkit

@@ -1,0 +1,106 @@
+package rabbitsys
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"msgbench/pubsubkit"
+)
+
+// Consumer settings of the "confirms" variant: the broker keeps up to
+// prefetch unacknowledged messages on the wire, and the consumer acks every
+// ackEvery deliveries at once (multiple = true), well before prefetch runs
+// out, so the broker never waits for an ack.
+const (
+	prefetch = 1000
+	ackEvery = prefetch / 4
+)
+
+// receiver is one connection with one consumer on its own queue.
+type receiver struct {
+	conn    *amqp.Connection
+	dropped atomic.Int64 // the connection closed by the broker or the network
+	done    chan struct{}
+}
+
+// Subscribe declares receiver r's exclusive auto-delete queue, binds it with
+// every source's routing key and starts consuming. Queue declaration, binding
+// and basic.consume are synchronous (their -ok replies arrived), so a message
+// published afterwards is routed to the queue.
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+	manualAck, err := confirming(variant)
+	if err != nil {
+		return nil, err
+	}
+	conn, ch, err := dial(env)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(what string, err error) (pubsubkit.Receiver, error) {
+		conn.Close()
+		return nil, fmt.Errorf("rabbitmq at %s: %s: %w", env.ServiceURL, what, err)
+	}
+	q, err := ch.QueueDeclare("", false, true, true, false, nil)
+	if err != nil {
+		return fail("queue.declare", err)
+	}
+	for i := 0; i < p.Sources; i++ {
+		if err := ch.QueueBind(q.Name, pubsubkit.Topic(i), Exchange, false, nil); err != nil {
+			return fail("queue.bind "+pubsubkit.Topic(i), err)
+		}
+	}
+	if manualAck {
+		if err := ch.Qos(prefetch, 0, false); err != nil {
+			return fail("basic.qos", err)
+		}
+	}
+	deliveries, err := ch.Consume(q.Name, "", !manualAck, true, false, false, nil)
+	if err != nil {
+		return fail("basic.consume", err)
+	}
+	rc := &receiver{conn: conn, done: make(chan struct{})}
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	go func() {
+		// A nil error is our own Close; anything else lost the queue (it is
+		// exclusive to this connection) and what it held.
+		if e, ok := <-closed; ok && e != nil {
+			rc.dropped.Add(1)
+		}
+	}()
+	go rc.loop(deliveries, manualAck, deliver)
+	return rc, nil
+}
+
+// loop delivers until the channel closes; with manual acks it acks every
+// ackEvery deliveries at once.
+func (rc *receiver) loop(deliveries <-chan amqp.Delivery, manualAck bool, deliver func([]byte)) {
+	defer close(rc.done)
+	n := 0
+	for d := range deliveries {
+		deliver(d.Body)
+		if manualAck {
+			if n++; n == ackEvery {
+				n = 0
+				// An error here means the channel is closing; the range
+				// ends with it.
+				_ = d.Ack(true)
+			}
+		}
+	}
+}
+
+func (rc *receiver) Endpoint() string { return "" }
+
+// Dropped is the number of times the connection was closed under us.
+func (rc *receiver) Dropped() int64 { return rc.dropped.Load() }
+
+// Close closes the connection, which deletes the queue, and waits for the
+// delivery loop to end.
+func (rc *receiver) Close() error {
+	err := rc.conn.Close()
+	<-rc.done
+	return err
+}

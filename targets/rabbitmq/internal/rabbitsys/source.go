@@ -1,0 +1,105 @@
+package rabbitsys
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"msgbench/pubsubkit"
+)
+
+// confirmWindow is how many publishes a "confirms" source has unconfirmed
+// before it waits for the oldest confirmation.
+const confirmWindow = 1024
+
+// confirmLimit bounds the wait for one confirmation.
+const confirmLimit = 30 * time.Second
+
+// source publishes transient messages with routing key msgbench.<i> on its own
+// connection and channel. amqp091-go writes the frames of one basic.publish
+// and flushes them before Publish returns, so msg can be reused at once.
+type source struct {
+	env   pubsubkit.Env
+	conn  *amqp.Connection
+	ch    *amqp.Channel
+	topic string
+
+	confirms    chan amqp.Confirmation // nil without confirms
+	outstanding int
+}
+
+// Connect opens source i's connection and channel; with confirms it puts the
+// channel in confirm mode.
+func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+	confirm, err := confirming(variant)
+	if err != nil {
+		return nil, err
+	}
+	conn, ch, err := dial(env)
+	if err != nil {
+		return nil, err
+	}
+	s := &source{env: env, conn: conn, ch: ch, topic: pubsubkit.Topic(i)}
+	if confirm {
+		if err := ch.Confirm(false); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("rabbitmq at %s: confirm.select: %w", env.ServiceURL, err)
+		}
+		// The capacity covers every outstanding confirmation (the library
+		// blocks its reader otherwise, amqp091-go's NotifyPublish).
+		s.confirms = ch.NotifyPublish(make(chan amqp.Confirmation, confirmWindow))
+	}
+	return s, nil
+}
+
+func (s *source) Publish(msg []byte) error {
+	if s.confirms != nil && s.outstanding == confirmWindow {
+		if err := s.waitConfirm(); err != nil {
+			return err
+		}
+	}
+	if err := s.ch.Publish(Exchange, s.topic, false, false, amqp.Publishing{Body: msg}); err != nil {
+		return fmt.Errorf("rabbitmq at %s: basic.publish %s: %w", s.env.ServiceURL, s.topic, err)
+	}
+	if s.confirms != nil {
+		s.outstanding++
+	}
+	return nil
+}
+
+// waitConfirm takes the oldest confirmation (the library hands them over in
+// publishing order, one per message even when the broker acks several).
+func (s *source) waitConfirm() error {
+	t := time.NewTimer(confirmLimit)
+	defer t.Stop()
+	select {
+	case c, ok := <-s.confirms:
+		if !ok {
+			return fmt.Errorf("rabbitmq at %s: channel closed with %d publishes unconfirmed", s.env.ServiceURL, s.outstanding)
+		}
+		s.outstanding--
+		if !c.Ack {
+			return fmt.Errorf("rabbitmq at %s: the broker nacked publish %d on %s", s.env.ServiceURL, c.DeliveryTag, s.topic)
+		}
+		return nil
+	case <-t.C:
+		return fmt.Errorf("rabbitmq at %s: no publisher confirm within %s", s.env.ServiceURL, confirmLimit)
+	}
+}
+
+// Flush waits for every outstanding confirmation ("confirms"); without
+// confirms every publish is already written to the socket.
+func (s *source) Flush() error {
+	for s.outstanding > 0 {
+		if err := s.waitConfirm(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *source) Close() error {
+	return s.conn.Close()
+}

@@ -1,0 +1,205 @@
+package redissys
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"msgbench/pubsubkit"
+)
+
+// startRedis starts redis-server on a free loopback port for this test and
+// stops it in Cleanup; the test is skipped when redis-server is not installed.
+func startRedis(t *testing.T) pubsubkit.Env {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not on PATH (apt-get install redis-server): skipping the test against a real server")
+	}
+	port := freePort(t)
+	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
+		"--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	waitListening(t, addr)
+	return pubsubkit.Env{ServiceURL: "redis://" + addr}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitListening(t *testing.T, addr string) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+	}
+	t.Fatalf("redis-server not listening on %s within 10 s", addr)
+}
+
+// counter checks what one receiver gets: per source, sequence numbers in order.
+type counter struct {
+	mu   sync.Mutex
+	next []uint32
+	n    int
+	bad  []string
+}
+
+func (c *counter) deliver(msg []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	src, seq := int(msg[0]), uint32(msg[4])|uint32(msg[5])<<8|uint32(msg[6])<<16|uint32(msg[7])<<24
+	if src >= len(c.next) || seq != c.next[src] {
+		c.bad = append(c.bad, fmt.Sprintf("source %d seq %d", src, seq))
+	} else {
+		c.next[src]++
+	}
+	c.n++
+}
+
+func (c *counter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
+
+// roundTrip subscribes receivers, publishes perSource messages from every
+// source, and checks every receiver got all of them in order.
+func roundTrip(t *testing.T, p pubsubkit.Params, perSource int) {
+	env := startRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sys := System{}
+	if err := sys.Check("default", p); err != nil {
+		t.Fatal(err)
+	}
+	counters := make([]*counter, p.Receivers)
+	for r := range counters {
+		c := &counter{next: make([]uint32, p.Sources)}
+		for i := range c.next {
+			c.next[i] = 1
+		}
+		counters[r] = c
+		rc, err := sys.Subscribe(ctx, env, "default", p, r, c.deliver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+	}
+	for i := 0; i < p.Sources; i++ {
+		s, err := sys.Connect(ctx, env, "default", p, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := 1; seq <= perSource; seq++ {
+			if err := s.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, uint32(i), uint32(seq), 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	want := p.Sources * perSource
+	for r, c := range counters {
+		for deadline := time.Now().Add(10 * time.Second); c.count() < want && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := c.count(); got != want || len(c.bad) > 0 {
+			t.Errorf("receiver %d: got %d of %d messages; out of order: %v", r, got, want, c.bad)
+		}
+	}
+}
+
+func TestPublishPerMessage(t *testing.T) {
+	roundTrip(t, pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
+}
+
+func TestPipelinedBatches(t *testing.T) {
+	// 8192-byte batches of 1000-byte messages, and a partial batch left for Flush.
+	roundTrip(t, pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 3, BatchingBytes: 8192}, 1001)
+}
+
+func TestUnreachable(t *testing.T) {
+	port := freePort(t)
+	env := pubsubkit.Env{ServiceURL: "redis://127.0.0.1:" + strconv.Itoa(port)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
+	if _, err := (System{}).Connect(ctx, env, "default", p, 0); err == nil {
+		t.Fatal("Connect to a closed port succeeded")
+	}
+	if _, err := (System{}).Subscribe(ctx, env, "default", p, 0, func([]byte) {}); err == nil {
+		t.Fatal("Subscribe to a closed port succeeded")
+	}
+}
+
+// TestOutputBufferDisconnect: a subscriber that falls behind past
+// client-output-buffer-limit pubsub is disconnected by the server; the
+// receiver counts it in Dropped, keeps going (go-redis resubscribes), and
+// the missed messages show as a sequence gap rather than a hang.
+func TestOutputBufferDisconnect(t *testing.T) {
+	env := startRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := pubsubkit.Params{PayloadBytes: 4096, Sources: 1, SourceThreads: 1, Receivers: 1}
+	sys := System{}
+	admin, err := sys.Connect(ctx, env, "default", p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := admin.(*source).client.ConfigSet(ctx, "client-output-buffer-limit", "pubsub 256kb 0 0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var got sync.Map
+	n := 0
+	rc, err := sys.Subscribe(ctx, env, "default", p, 0, func(msg []byte) {
+		if n == 0 {
+			<-release // stall on the first message while the buffer fills
+		}
+		n++
+		got.Store(n, true)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	for seq := 1; seq <= 2000; seq++ { // 8 MB against a 256 KB limit
+		if err := admin.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, 0, uint32(seq), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(release)
+	for deadline := time.Now().Add(10 * time.Second); rc.Dropped() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rc.Dropped() == 0 {
+		t.Fatal("the server's disconnect was not counted")
+	}
+	// Subscribed again after the disconnect: a new message still arrives.
+	before := 0
+	got.Range(func(k, _ any) bool { before = max(before, k.(int)); return true })
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		admin.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, 0, 5000, 0))
+		after := 0
+		got.Range(func(k, _ any) bool { after = max(after, k.(int)); return true })
+		if after > before {
+			return
+		}
+	}
+	t.Fatal("no message after the receiver's reconnect")
+}

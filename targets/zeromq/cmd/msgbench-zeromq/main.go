@@ -1,0 +1,12 @@
+// Command msgbench-zeromq is the zeromq target of msgbench's pubsub workload
+// (targets/zeromq/README.md): the sources' worker, with --serve the receivers' peer.
+package main
+
+import (
+	"msgbench/pubsubkit"
+	"msgbench/targets/zeromq/internal/zmqsys"
+)
+
+func main() {
+	pubsubkit.Main("zeromq", pubsubkit.ModuleVersion("github.com/pebbe/zmq4")+", "+zmqsys.Library(), zmqsys.System{})
+}

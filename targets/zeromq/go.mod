@@ -1,0 +1,15 @@
+module msgbench/targets/zeromq
+
+go 1.22
+
+require (
+	github.com/pebbe/zmq4 v1.2.11
+	msgbench/pubsubkit v0.0.0
+)
+
+require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
+	golang.org/x/sys v0.25.0 // indirect
+)
+
+replace msgbench/pubsubkit => ../pubsubkit

@@ -1,0 +1,67 @@
+// Package zmqsys is msgbench's pubsub System for ZeroMQ (libzmq 4.3 through
+// the cgo binding github.com/pebbe/zmq4), brokerless: each receiver is a SUB
+// socket bound to a loopback port, each source an XPUB socket connected to
+// every receiver. A message is two frames: the topic (msgbench.<i>, which SUB
+// filters on) and the payload.
+package zmqsys
+
+import (
+	"fmt"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"msgbench/pubsubkit"
+)
+
+// System implements pubsubkit.System for ZeroMQ. Variants: "default" (HWM
+// 1000, the publisher drops for a receiver whose queue is full) and
+// "no_drop" (ZMQ_XPUB_NODROP: the publisher blocks instead).
+type System struct{}
+
+var _ pubsubkit.System = System{}
+
+func noDrop(variant string) (bool, error) {
+	switch variant {
+	case "default":
+		return false, nil
+	case "no_drop":
+		return true, nil
+	}
+	return false, &pubsubkit.ParamError{Message: fmt.Sprintf("variant %q: zeromq has \"default\" and \"no_drop\"", variant)}
+}
+
+// Check accepts batching_bytes = 0 only. libzmq's I/O thread always writes
+// what is queued for a connection in one go (up to 8 KiB per write) but
+// never waits for more: there is no batching to turn off, as with plain TCP
+// and TCP_NODELAY. There is no knob to make it wait for N bytes.
+func (System) Check(variant string, p pubsubkit.Params) error {
+	if _, err := noDrop(variant); err != nil {
+		return err
+	}
+	if p.BatchingBytes > 0 {
+		return &pubsubkit.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: libzmq writes whatever is queued as soon as the socket can take it and has no setting to hold messages back until N bytes accumulate; only batching_bytes = 0 is supported", p.BatchingBytes)}
+	}
+	return nil
+}
+
+// Lossless: "no_drop" blocks the publisher when a receiver's queues are full
+// (SNDHWM on the XPUB, RCVHWM on the SUB, TCP in between), so nothing is
+// dropped while the connections stay up. "default" drops silently at the HWM.
+func (System) Lossless(variant string) bool { return variant == "no_drop" }
+
+// hwm is the high-water mark (in messages) of both ends. "default" keeps
+// libzmq's 1000. "no_drop" queues more so a short stall of the receiver
+// does not stop the publisher at once, bounded to about 64 MiB per queue.
+func hwm(noDrop bool, payloadBytes int) int {
+	if !noDrop {
+		return 1000
+	}
+	return min(max((64<<20)/payloadBytes, 1000), 100_000)
+}
+
+// Library is the libzmq the binding runs against (pebbe/zmq4 is pinned in
+// go.mod; libzmq comes from Debian's libzmq5).
+func Library() string {
+	major, minor, patch := zmq.Version()
+	return fmt.Sprintf("libzmq %d.%d.%d", major, minor, patch)
+}
