@@ -90,8 +90,9 @@ def plan_run(
         chosen = _targets_for(scenario, wl, target_names, strict_targets, plan)
         for x, given in scenario.points():
             params = _resolve(wl, given)
+            measured = {t.name for t in chosen if t.kind != "reference"}
             for target in chosen:
-                for variant in _variants(target, wl.name, variant_choice or scenario.variants):
+                for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured):
                     plan.jobs.append(_job(scenario, x, params, wl, target, variant,
                                           repeat, warmup, timeout_s))
         plan.notes += [n for n in scenario.notes if n not in plan.notes]
@@ -126,9 +127,11 @@ def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Targe
     return usable
 
 
-def _variants(target: targets.Target, workload: str, choice: str) -> list[targets.Variant]:
+def _variants(target: targets.Target, workload: str, choice: str, measured: set[str]) -> list[targets.Variant]:
     available = target.variants_for(workload)
-    if choice == "all" or target.kind == "reference":  # each reference tool is a variant
+    if target.kind == "reference":  # each reference tool is a variant; run those that apply
+        return [v for v in available if not v.extra.get("reference_for") or measured & set(v.extra["reference_for"])]
+    if choice == "all":
         return available
     if choice == "default":
         default = target.variants.get(target.default_variant)
@@ -231,7 +234,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
     started_at = now_iso()
     wl = spec.workload(job.scenario.workload)
 
-    needs = job.target.services
+    needs = tuple(job.variant.extra.get("services") or job.target.services)  # a reference tool's own broker
 
     def run_once(params: dict) -> Outcome:
         service_env = brokers.env_for(needs)

@@ -28,14 +28,22 @@ def render(headers: list[str], rows: list[list[str]], markdown: bool = False) ->
 
 
 def reference_medians(summary: list[dict]) -> dict[tuple, float]:
-    """The reference tools' median of the primary metric, per scenario and parameters."""
+    """The reference tools' median of the primary metric, per scenario, parameters and the
+    target it measures (None: every target, e.g. iperf3 for all runtimes' sockets)."""
     found = {}
     for s in summary:
         if s.get("variant_label") == "reference" and s["status"] == "ok":
             metric = spec.workload(s["workload"]).primary_metric
             if metric in s["metrics"]:
-                found[(s["scenario"], json.dumps(s["params"], sort_keys=True))] = s["metrics"][metric]["median"]
+                point = (s["scenario"], json.dumps(s["params"], sort_keys=True))
+                for measured in (s.get("extra") or {}).get("reference_for") or [None]:
+                    found[(*point, measured)] = s["metrics"][metric]["median"]
     return found
+
+
+def reference_for(references: dict[tuple, float], s: dict) -> float | None:
+    point = (s["scenario"], json.dumps(s["params"], sort_keys=True))
+    return references.get((*point, s["target"]), references.get((*point, None)))
 
 
 def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -48,7 +56,7 @@ def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
     for s in summary:
         metric = spec.workload(s["workload"]).primary_metric if s["workload"] in spec.workloads() else ""
         stats = s["metrics"].get(metric)
-        reference = references.get((s["scenario"], json.dumps(s["params"], sort_keys=True)))
+        reference = reference_for(references, s)
         x = f"{s['sweep']}={s['x']}" if s.get("sweep") else ""
         status = s["status"] if s["status"] != "ok" else ("ok" if not s["warnings"] else "ok*")
         shown = "n/a" if s["status"] == "unsupported" else ("FAILED" if s["status"] != "ok" else "")
