@@ -170,7 +170,7 @@ def version(s: ServiceSpec) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({exc})"
     lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
-    return lines[0].strip() if lines else "unknown"
+    return lines[0].split(" sha=")[0].strip() if lines else "unknown"  # redis: drop build details
 
 
 # ---------------------------------------------------------------- one running server

@@ -66,7 +66,7 @@ class Target:
 
     def missing_requirements(self) -> list[str]:
         """Tools and service binaries this target needs that are not installed."""
-        missing = [tool for tool in self.requires if shutil.which(tool) is None]
+        missing = [tool for tool in self.requires if not _found(tool)]
         for name in self.services:
             service = services.spec(name)
             if not services.installed(service):
@@ -96,6 +96,13 @@ class Target:
 
     def worker_env(self, variant: Variant) -> dict:
         return os.environ | {k: str(v) for k, v in variant.env.items()}
+
+
+def _found(requirement: str) -> bool:
+    """A tool on PATH, or a file by absolute path (a library's header, e.g. /usr/include/zmq.h)."""
+    if requirement.startswith("/"):
+        return Path(requirement).exists()
+    return shutil.which(requirement) is not None
 
 
 def load_target(folder: Path) -> Target:

@@ -20,8 +20,18 @@ if [ -n "${packages// /}" ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -q
+  # Brokers (redis-server, mosquitto, rabbitmq-server, nats-server) must not start as
+  # system services when installed: msgbench starts its own on free ports and leaves
+  # nothing running. policy-rc.d tells the packages' scripts not to start them.
+  own_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod +x /usr/sbin/policy-rc.d
+    own_policy=1
+  fi
   # shellcheck disable=SC2086
   $sudo apt-get install -y -q --no-install-recommends $packages
+  if [ "$own_policy" = 1 ]; then $sudo rm -f /usr/sbin/policy-rc.d; fi
 fi
 
 if [ ! -x .venv/bin/python ]; then

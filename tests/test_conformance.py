@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from msgbench import placement, spec, targets
+from msgbench import placement, services, spec, targets
 from msgbench.worker import group_alive, run_worker
 
 pytestmark = pytest.mark.targets
@@ -22,6 +22,8 @@ SMALL = {
     "fanin": {"senders": 2, "duration_ms": 100},
     "chat": {"groups": 2, "clients_per_group": 3, "duration_s": 0.2, "drain_timeout_s": 5},
     "socket": {"size": 1024, "total_bytes": 65536, "sockets": 2},
+    "pubsub": {"payload_bytes": 64, "duration_s": 0.3, "sources": 2, "source_threads": 2,
+               "receivers": 2, "drain_ms": 500},
 }
 EXIT_SIGNAL_MIX = [{"percent": 50, "kind": "exit_signal", "size": 10},
                    {"percent": 50, "kind": "message", "size": 10}]
@@ -34,6 +36,8 @@ BAD = {
              ({"message": "xml"}, "message"), ({"think_ms": -1}, "think_ms")],
     "socket": [({"size": 0}, "size"), ({"mode": "telepathy"}, "mode"), ({"sockets": 0}, "sockets"),
                ({"size": 2048, "total_bytes": 1024}, "total_bytes")],
+    "pubsub": [({"payload_bytes": 8}, "payload_bytes"), ({"sources": 0}, "sources"),
+               ({"receivers": 0}, "receivers"), ({"source_threads": 3}, "source_threads")],
 }
 TIME_LIMIT_S = 60
 
@@ -60,11 +64,19 @@ def ready(name: str) -> targets.Target:
     return t
 
 
-def call(t: targets.Target, variant: str, workload: str, params: dict):
+@pytest.fixture(scope="module")
+def brokers():
+    """The brokers the messaging targets need, each started once for this module."""
+    with services.Services(keep_log=lambda name, text: None, note=lambda note: None) as running:
+        yield running
+
+
+def call(t: targets.Target, variant: str, workload: str, params: dict, brokers: services.Services):
     v = t.variants[variant]
     peer_env = placement.Peers([]).env_for(t, v, params, 10_000)  # the server half, on loopback
+    service_env = brokers.env_for(tuple(v.extra.get("services") or t.services))
     outcome = run_worker(
-        t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v) | peer_env,
+        t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v) | peer_env | service_env,
         request={"workload": workload, "variant": variant, "params": params, "repetition": 1},
         target=t.name, time_limit_s=TIME_LIMIT_S,
     )
@@ -79,22 +91,26 @@ def full_params(workload: str, overrides: dict) -> dict:
 # Every mode of a workload is driven. A reference tool measures one mode (iperf3 flow,
 # sockperf echo), maybe on one socket only: it answers the others `unsupported` and must
 # succeed in one.
-MODES = {"socket": [{"mode": "echo"}, {"mode": "flow"}]}
+MODES = {"socket": [{"mode": "echo"}, {"mode": "flow"}],
+         "pubsub": [{}, {"rate": 2000}]}  # as fast as possible; open loop with latency
 REFERENCE_MODES = {"socket": [{"mode": "echo"}, {"mode": "flow"}, {"mode": "flow", "sockets": 1}]}
 
 
 @pytest.mark.parametrize("name, variant, workload", cases())
-def test_small_run_reports_every_metric_and_verifies(name, variant, workload):
+def test_small_run_reports_every_metric_and_verifies(name, variant, workload, brokers):
     t = ready(name)
     wl = spec.workload(workload)
     succeeded = 0
     modes = REFERENCE_MODES if t.kind == "reference" else MODES
     for overrides in modes.get(workload, [{}]):
         params = full_params(workload, overrides)
-        outcome = call(t, variant, workload, params)
+        outcome = call(t, variant, workload, params, brokers)
         if t.kind == "reference" and outcome.status == "unsupported":
             continue
         check_result(wl, params, outcome)
+        if workload == "pubsub" and t.kind != "reference":
+            declared = t.variants[variant].extra.get("lossless")
+            assert outcome.verify["lossless"] == int(declared), "verify.lossless differs from target.toml"
         succeeded += 1
     assert succeeded, f"{name}/{variant} succeeded in no mode of {workload}"
 
@@ -102,7 +118,7 @@ def test_small_run_reports_every_metric_and_verifies(name, variant, workload):
 def check_result(wl, params, outcome):
     assert outcome.status == "ok", outcome.error
     assert outcome.hello["runtime_version"].strip()
-    assert spec.missing_metrics(wl, outcome.metrics) == []
+    assert spec.missing_metrics(wl, outcome.metrics, params) == []
     for metric, value in outcome.metrics.items():
         assert math.isfinite(value) and value >= 0, f"{metric} = {value}"
     assert outcome.metrics[wl.primary_metric] > 0
@@ -110,29 +126,29 @@ def check_result(wl, params, outcome):
 
 
 @pytest.mark.parametrize("name, variant, workload", cases())
-def test_worker_refuses_bad_params_by_name(name, variant, workload):
+def test_worker_refuses_bad_params_by_name(name, variant, workload, brokers):
     t = ready(name)
     for overrides, named in BAD[workload]:
-        outcome = call(t, variant, workload, full_params(workload, overrides))
+        outcome = call(t, variant, workload, full_params(workload, overrides), brokers)
         assert outcome.status == "bad_params", (overrides, outcome.status, outcome.error)
         assert named in outcome.error, outcome.error
-    outcome = call(t, variant, workload, full_params(workload, {"no_such_param": 1}))
+    outcome = call(t, variant, workload, full_params(workload, {"no_such_param": 1}), brokers)
     assert outcome.status == "bad_params" and "no_such_param" in outcome.error
 
 
 @pytest.mark.parametrize("name", [t.name for t in real_targets()])
-def test_unknown_workload_is_unsupported(name):
+def test_unknown_workload_is_unsupported(name, brokers):
     t = ready(name)
-    outcome = call(t, t.default_variant, "no_such_workload", {})
+    outcome = call(t, t.default_variant, "no_such_workload", {}, brokers)
     assert outcome.status == "unsupported", outcome.error
 
 
 @pytest.mark.parametrize("name", [t.name for t in real_targets() if "fanin" in t.workloads])
-def test_exit_signals_are_received_or_unsupported(name):
+def test_exit_signals_are_received_or_unsupported(name, brokers):
     t = ready(name)
     variant = next(v.name for v in t.variants_for("fanin"))
     params = full_params("fanin", {"mix": EXIT_SIGNAL_MIX})
-    outcome = call(t, variant, "fanin", params)
+    outcome = call(t, variant, "fanin", params, brokers)
     if t.language == "erlang":
         assert outcome.status == "ok", outcome.error
         assert outcome.verify["sent_exit_signal"] > 0 and outcome.verify["sent_message"] > 0
@@ -140,3 +156,29 @@ def test_exit_signals_are_received_or_unsupported(name):
     else:
         assert outcome.status == "unsupported", outcome.error
         assert "exit" in outcome.error
+
+
+@pytest.mark.parametrize("name, variant", [(t.name, v.name) for t in real_targets() if t.kind != "reference"
+                                           for v in t.variants_for("pubsub")])
+def test_implicit_batching_is_delivered_or_refused_as_unsupported(name, variant, brokers):
+    t = ready(name)
+    params = full_params("pubsub", {"batching_bytes": 8192})
+    outcome = call(t, variant, "pubsub", params, brokers)
+    if outcome.status == "unsupported":
+        assert "batch" in outcome.error, outcome.error
+    else:
+        check_result(spec.workload("pubsub"), params, outcome)
+
+
+@pytest.mark.parametrize("name, variant", [(t.name, v.name) for t in real_targets() if t.kind != "reference"
+                                           for v in t.variants_for("pubsub")])
+def test_a_payload_beyond_the_system_is_refused_or_delivered_whole(name, variant, brokers):
+    """The spec's largest payload: a system that cannot carry it says so by name."""
+    t = ready(name)
+    params = full_params("pubsub", {"payload_bytes": 1048576, "duration_s": 0.2, "sources": 1,
+                                    "source_threads": 1, "receivers": 1})
+    outcome = call(t, variant, "pubsub", params, brokers)
+    if outcome.status == "bad_params":
+        assert "payload_bytes" in outcome.error, outcome.error
+    else:
+        check_result(spec.workload("pubsub"), params, outcome)

@@ -57,7 +57,7 @@ func parseRequest(line []byte) (request, error) {
 		}
 	}
 	if req.Workload != Workload {
-		return req, errorf(KindBadParams, "workload = %q: this worker serves only %q", req.Workload, Workload)
+		return req, errorf(KindUnsupported, "workload %q is not implemented here: this worker serves only %q", req.Workload, Workload)
 	}
 	if req.Variant == "" {
 		return req, errorf(KindBadParams, "the request needs a non-empty string \"variant\"")
