@@ -57,7 +57,19 @@ def _summarize_point(group: list[dict]) -> dict:
     wl = spec.workloads().get(first["workload"])
     if wl and wl.primary_metric in computed:
         summary["warnings"] += stats.warnings_for(wl.primary_metric, computed[wl.primary_metric])
+    if wl:
+        summary["warnings"] += _threshold_warnings(wl, computed)
     return summary
+
+
+def _threshold_warnings(wl: spec.Workload, computed: dict) -> list[str]:
+    """A metric whose spec says "warn_above": e.g. pubsub's loss, said in every table."""
+    found = []
+    for name, definition in wl.metrics.items():
+        limit = definition.get("warn_above")
+        if limit is not None and name in computed and computed[name].max > limit:
+            found.append(f"{name}: up to {computed[name].max:.3g} ({definition.get('warning', 'above ' + str(limit))})")
+    return found
 
 
 def run_document(store, run_ids: list[str]) -> dict:

@@ -283,7 +283,8 @@ def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
 
 
 def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, started_at) -> None:
-    extra = {k: v for k, v in job.variant.extra.items() if isinstance(v, (str, int, float))}
+    extra = {k: v for k, v in job.variant.extra.items()
+             if isinstance(v, (str, int, float)) or (isinstance(v, list) and all(isinstance(i, str) for i in v))}
     store.add_measurement(run_id, {
         "scenario": job.scenario.name, "workload": job.scenario.workload, "target": job.target.name,
         "variant": job.variant.name, "variant_label": job.variant.label, "params": job.params,

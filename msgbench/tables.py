@@ -36,7 +36,7 @@ def reference_medians(summary: list[dict]) -> dict[tuple, float]:
             metric = spec.workload(s["workload"]).primary_metric
             if metric in s["metrics"]:
                 point = (s["scenario"], json.dumps(s["params"], sort_keys=True))
-                for measured in (s.get("extra") or {}).get("reference_for") or [None]:
+                for measured in s.get("reference_for") or [None]:  # the variant's, in its summary
                     found[(*point, measured)] = s["metrics"][metric]["median"]
     return found
 

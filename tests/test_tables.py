@@ -1,0 +1,43 @@
+"""The terminal table's reference column and the warnings a summary carries."""
+
+from msgbench import results, tables
+
+
+def summary(target, variant, label, median, **extra):
+    return {"scenario": "pubsub", "workload": "pubsub", "target": target, "variant": variant,
+            "variant_label": label, "params": {"payload_bytes": 16}, "sweep": "payload_bytes", "x": 16,
+            "status": "ok", "ok": 3, "total": 3, "warnings": [],
+            "metrics": {"msgs_per_s": {"median": median, "min": median, "max": median, "cv": 0.0, "n": 3}},
+            **extra}
+
+
+def test_a_reference_for_one_system_is_compared_with_that_system_only():
+    rows = [summary("nats", "default", "idiomatic", 900.0),
+            summary("redis", "default", "idiomatic", 300.0),
+            summary("reference", "nats_bench", "reference", 1000.0, reference_for=["nats"]),
+            summary("reference", "redis_benchmark", "reference", 600.0, reference_for=["redis"])]
+    headers, table = tables.summary_rows(rows)
+    ratio = {row[2]: row[headers.index("x reference")] for row in table}
+    assert ratio["nats/default"] == "0.90x"
+    assert ratio["redis/default"] == "0.50x"
+
+
+def test_a_reference_for_everyone_applies_to_every_target():
+    rows = [summary("c", "default", "idiomatic", 50.0), summary("go", "default", "idiomatic", 25.0),
+            summary("reference", "iperf3", "reference", 100.0)]
+    headers, table = tables.summary_rows(rows)
+    assert [row[headers.index("x reference")] for row in table[:2]] == ["0.50x", "0.25x"]
+
+
+def measurement(loss_ratio, repetition):
+    return {"scenario": "pubsub", "workload": "pubsub", "target": "zeromq", "variant": "default",
+            "variant_label": "idiomatic", "params": {"payload_bytes": 16}, "sweep": "payload_bytes",
+            "x": 16, "repetition": repetition, "warmup": False, "status": "ok", "error": None,
+            "metrics": {"msgs_per_s": 1000.0, "loss_ratio": loss_ratio}, "verify": {}, "extra": {}}
+
+
+def test_loss_is_said_in_the_summary_even_when_the_median_is_zero():
+    lossy = results.summarize_run([measurement(0.0, 1), measurement(0.0, 2), measurement(0.25, 3)])
+    assert any(w.startswith("loss_ratio: up to 0.25 (messages were lost") for w in lossy[0]["warnings"])
+    clean = results.summarize_run([measurement(0.0, 1), measurement(0.0, 2)])
+    assert not any("loss_ratio" in w for w in clean[0]["warnings"])
