@@ -141,3 +141,25 @@ def test_a_run_starts_the_broker_measures_its_cpu_keeps_its_log_and_survives_its
     assert "Ready to accept connections" in capsys.readouterr().out
     assert run_cli(["logs", "latest", "nats"]) == 2
     assert "has no log 'nats'; its logs: redis, redis#2" in capsys.readouterr().err
+
+
+def test_a_missing_broker_is_named_with_its_install_command_before_anything_runs(fake_targets, monkeypatch, capsys):
+    monkeypatch.setattr(services, "installed", lambda service: service.name != "redis")
+    code = run_cli(["run", "pubsub", "--target", "fakebroker", "--repeat", "1", "--no-build"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "target fakebroker needs redis-server (service redis), which is not installed" in err
+    assert "apt-get install -y redis-server" in err
+    assert not Store(fake_targets).runs()
+
+
+def test_a_payload_below_the_header_is_refused_with_the_range(fake_targets, capsys):
+    code = run_cli(["run", "pubsub", "--target", "fakebroker", "-p", "payload_bytes=0", "--no-build"])
+    assert code == 2
+    assert "payload_bytes = 0 is out of range" in capsys.readouterr().err
+
+
+def test_more_source_threads_than_sources_is_refused(fake_targets, capsys):
+    code = run_cli(["run", "pubsub", "--target", "fakebroker", "-p", "source_threads=2", "--no-build"])
+    assert code == 2
+    assert "source_threads = 2 is out of range: it must not exceed sources = 1" in capsys.readouterr().err
