@@ -228,10 +228,16 @@ def pool(points: list[Point], x: object) -> Point:
                  "; ".join(dict.fromkeys(p.note for p in ok if p.note)))
 
 
-def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = False) -> dict:
-    """A trace as the plotting code takes it: parallel lists, one item per point."""
+def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = False,
+          colour_key: str | None = None) -> dict:
+    """A trace as the plotting code takes it: parallel lists, one item per point.
+
+    colour_key: traces that share it share a colour (a target's message rate and its
+    payload rate on the second axis); the label by default.
+    """
     return {
         "label": label,
+        "colour_key": colour_key or label,
         "axis": axis,
         "dash": dash,
         "x": [p.x for p in points],
@@ -266,11 +272,11 @@ def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
     traces = []
     for members in group_by(entries, lambda e: (e.series_key(), split(e))).values():
         at = {x_of(e): e for e in members}
-        label = " ".join(filter(None, [data.label(members[0]),
-                                       f"[{split(members[0])}]" if split(members[0]) else "",
-                                       suffix]))
+        series = " ".join(filter(None, [data.label(members[0]),
+                                        f"[{split(members[0])}]" if split(members[0]) else ""]))
+        label = " ".join(filter(None, [series, suffix]))
         traces.append(trace(label, [point_of(at.get(x), metric, x) for x in xs], axis=axis,
-                            dash=dash))
+                            dash=dash, colour_key=series))
     return traces
 
 

@@ -82,7 +82,7 @@ def _xy(item: dict, colours: dict[str, str]):
     width = 0.8 / max(1, len(traces))
     marks_at: dict = {}  # x -> n/a or failed marks drawn there so far, to set them side by side
     for index, t in enumerate(traces):
-        colour = _colour(t["label"], colours)
+        colour = _colour(t.get("colour_key") or t["label"], colours)
         target = ax2 if (t.get("axis") == "y2" and ax2 is not None) else ax
         label = t["label"] + (" (right axis)" if target is ax2 else "")
         ok = [i for i, s in enumerate(t["status"]) if s == "ok" and _numeric(t["y"][i])]
@@ -129,7 +129,8 @@ def _xy(item: dict, colours: dict[str, str]):
         more = ax2.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
     if handles:  # beside the plot, where it hides no point (nor an n/a mark)
-        ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
+        beside = 1.14 if ax2 is not None else 1.02  # clear of the second axis's labels
+        ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(beside, 1),
                   borderaxespad=0)
     if item.get("note"):
         fig.text(0.01, 0.01, item["note"], fontsize=6.5, color="#555")

@@ -296,7 +296,7 @@
     var slot = 0;
     chart.noValueSlots = noValueSlots(traces, chart.hidden);
     traces.forEach(function (t, index) {
-      var colour = colourFor(t.label);
+      var colour = colourFor(t.colour_key || t.label);
       legend.push({index: index, label: t.label + (t.axis === 'y2' ? ' (right axis)' : ''), colour: colour});
       if (chart.hidden.has(index)) return;
       var scale = t.axis === 'y2' ? y2Scale : yScale;
