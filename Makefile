@@ -26,7 +26,7 @@ build: install
 	$(PY) -m msgbench build
 
 lint:
-	$(PY) -m ruff check msgbench tests
+	$(PY) -m ruff check msgbench tests scripts
 	@for d in $(TARGET_DIRS); do echo "== lint $$d"; $(MAKE) -s -C $$d lint || exit 1; done
 
 test-targets:
