@@ -49,3 +49,7 @@ func EncodeMessage(payloadBytes int, source, seq uint32, intendedNs int64) []byt
 	encodeMessage(msg, Header{Source: source, Seq: seq, IntendedNs: intendedNs})
 	return msg
 }
+
+// DecodeHeader is decodeHeader for tests of the systems: msg's header, ok
+// false when msg is shorter than one.
+func DecodeHeader(msg []byte) (h Header, ok bool) { return decodeHeader(msg) }

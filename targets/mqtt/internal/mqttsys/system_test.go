@@ -2,20 +2,16 @@ package mqttsys
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"msgbench/pubsubkit"
+	"msgbench/pubsubkit/kittest"
 )
 
 // mosquittoConf is the harness's (msgbench/services.py): no per-client queue
@@ -35,120 +31,24 @@ log_type error
 // lines, stops it in Cleanup, and skips the test when it is not installed.
 func startMosquitto(t *testing.T, extra string) pubsubkit.Env {
 	t.Helper()
-	bin, err := exec.LookPath("mosquitto")
-	if err != nil {
-		if bin, err = exec.LookPath("/usr/sbin/mosquitto"); err != nil {
-			t.Skip("mosquitto not installed (apt-get install mosquitto): skipping the test against a real broker")
-		}
-	}
-	port := freePort(t)
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	bin := kittest.Binary(t, "apt-get install mosquitto", "mosquitto", "/usr/sbin/mosquitto")
 	if os.Geteuid() == 0 {
 		extra += "user root\n"
 	}
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(mosquittoConf, port)+extra), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-c", conf)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
+	srv := kittest.StartServer(t, bin, func(port int) []string {
+		conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+		if err := os.WriteFile(conf, []byte(fmt.Sprintf(mosquittoConf, port)+extra), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mosquitto not listening on %s within 10 s", addr)
-		}
-	}
-	return pubsubkit.Env{ServiceURL: "mqtt://" + addr}
+		return []string{"-c", conf}
+	})
+	return pubsubkit.Env{ServiceURL: "mqtt://" + srv.Addr}
 }
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// counter checks what one receiver gets: per source, sequence numbers in order.
-type counter struct {
-	mu   sync.Mutex
-	next []uint32
-	n    int
-	bad  []string
-}
-
-func newCounter(sources int) *counter {
-	c := &counter{next: make([]uint32, sources)}
-	for i := range c.next {
-		c.next[i] = 1
-	}
-	return c
-}
-
-func (c *counter) deliver(msg []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	src, seq := binary.LittleEndian.Uint32(msg), binary.LittleEndian.Uint32(msg[4:])
-	if int(src) >= len(c.next) || seq != c.next[src] {
-		c.bad = append(c.bad, fmt.Sprintf("source %d seq %d", src, seq))
-	} else {
-		c.next[src]++
-	}
-	c.n++
-}
-
-func (c *counter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
 func roundTrip(t *testing.T, env pubsubkit.Env, variant string, p pubsubkit.Params, perSource int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sys := System{}
-	if err := sys.Check(variant, p); err != nil {
-		t.Fatal(err)
-	}
-	counters := make([]*counter, p.Receivers)
-	for r := range counters {
-		counters[r] = newCounter(p.Sources)
-		rc, err := sys.Subscribe(ctx, env, variant, p, r, counters[r].deliver)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-	}
-	for i := 0; i < p.Sources; i++ {
-		s, err := sys.Connect(ctx, env, variant, p, i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seq := 1; seq <= perSource; seq++ {
-			if err := s.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, uint32(i), uint32(seq), 0)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-	}
-	want := p.Sources * perSource
-	for r, c := range counters {
-		for deadline := time.Now().Add(20 * time.Second); c.count() < want && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if got := c.count(); got != want || len(c.bad) > 0 {
-			t.Errorf("receiver %d: got %d of %d messages; out of order: %.10v", r, got, want, c.bad)
-		}
-	}
+	kittest.RoundTrip{System: System{}, Env: env, Variant: variant, Params: p, PerSource: perSource}.Run(t)
 }
 
 func TestQoS0(t *testing.T) {
@@ -192,11 +92,8 @@ func TestQoS1SessionForgotten(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	p := pubsubkit.Params{PayloadBytes: 1024, Sources: 1, SourceThreads: 1, Receivers: 1, BatchingBytes: 8192}
-	if _, ok := (System{}).Check("qos0", p).(*pubsubkit.Unsupported); !ok {
-		t.Fatal("batching_bytes > 0 accepted")
-	}
-	p.BatchingBytes, p.PayloadBytes = 0, 1<<20
+	kittest.NoBatching(t, System{}, "qos0", "qos1")
+	p := pubsubkit.Params{PayloadBytes: 1 << 20, Sources: 1, SourceThreads: 1, Receivers: 1}
 	if err := (System{}).Check("qos1", p); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +104,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	env := pubsubkit.Env{ServiceURL: "mqtt://127.0.0.1:" + strconv.Itoa(freePort(t))}
+	env := pubsubkit.Env{ServiceURL: "mqtt://127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
 	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
 	if _, err := (System{}).Connect(context.Background(), env, "qos0", p, 0); err == nil {
 		t.Fatal("Connect to a closed port succeeded")

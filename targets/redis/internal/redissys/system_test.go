@@ -2,125 +2,32 @@ package redissys
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"msgbench/pubsubkit"
+	"msgbench/pubsubkit/kittest"
 )
 
 // startRedis starts redis-server on a free loopback port for this test and
 // stops it in Cleanup; the test is skipped when redis-server is not installed.
 func startRedis(t *testing.T) pubsubkit.Env {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not on PATH (apt-get install redis-server): skipping the test against a real server")
-	}
-	port := freePort(t)
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	waitListening(t, addr)
-	return pubsubkit.Env{ServiceURL: "redis://" + addr}
+	bin := kittest.Binary(t, "apt-get install redis-server", "redis-server")
+	srv := kittest.StartServer(t, bin, func(port int) []string {
+		return []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
+			"--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no"}
+	})
+	return pubsubkit.Env{ServiceURL: "redis://" + srv.Addr}
 }
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func waitListening(t *testing.T, addr string) {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-	}
-	t.Fatalf("redis-server not listening on %s within 10 s", addr)
-}
-
-// counter checks what one receiver gets: per source, sequence numbers in order.
-type counter struct {
-	mu   sync.Mutex
-	next []uint32
-	n    int
-	bad  []string
-}
-
-func (c *counter) deliver(msg []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	src, seq := int(msg[0]), uint32(msg[4])|uint32(msg[5])<<8|uint32(msg[6])<<16|uint32(msg[7])<<24
-	if src >= len(c.next) || seq != c.next[src] {
-		c.bad = append(c.bad, fmt.Sprintf("source %d seq %d", src, seq))
-	} else {
-		c.next[src]++
-	}
-	c.n++
-}
-
-func (c *counter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
 func roundTrip(t *testing.T, p pubsubkit.Params, perSource int) {
 	env := startRedis(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sys := System{}
-	if err := sys.Check("default", p); err != nil {
-		t.Fatal(err)
-	}
-	counters := make([]*counter, p.Receivers)
-	for r := range counters {
-		c := &counter{next: make([]uint32, p.Sources)}
-		for i := range c.next {
-			c.next[i] = 1
-		}
-		counters[r] = c
-		rc, err := sys.Subscribe(ctx, env, "default", p, r, c.deliver)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-	}
-	for i := 0; i < p.Sources; i++ {
-		s, err := sys.Connect(ctx, env, "default", p, i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seq := 1; seq <= perSource; seq++ {
-			if err := s.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, uint32(i), uint32(seq), 0)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-	}
-	want := p.Sources * perSource
-	for r, c := range counters {
-		for deadline := time.Now().Add(10 * time.Second); c.count() < want && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if got := c.count(); got != want || len(c.bad) > 0 {
-			t.Errorf("receiver %d: got %d of %d messages; out of order: %v", r, got, want, c.bad)
-		}
-	}
+	kittest.RoundTrip{System: System{}, Env: env, Variant: "default", Params: p, PerSource: perSource}.Run(t)
 }
 
 func TestPublishPerMessage(t *testing.T) {
@@ -133,7 +40,7 @@ func TestPipelinedBatches(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	port := freePort(t)
+	port := kittest.FreePort(t)
 	env := pubsubkit.Env{ServiceURL: "redis://127.0.0.1:" + strconv.Itoa(port)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

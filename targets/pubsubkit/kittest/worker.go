@@ -1,0 +1,52 @@
+package kittest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BuildCommand builds the main package in the test's directory (a target's
+// cmd/<name>) into a temporary directory and returns the binary.
+func BuildCommand(t testing.TB, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Result is a worker's answer to a request.
+type Result struct {
+	Type    string             `json:"type"`
+	Metrics map[string]float64 `json:"metrics"`
+	Verify  map[string]int64   `json:"verify"`
+}
+
+// RunPubsub runs bin as the harness does: one pubsub request (variant,
+// params) on stdin, its peer started from MSGBENCH_PEER_COMMAND (bin
+// --serve), env added to the environment. It fails t, prefixing label,
+// unless bin answers a hello and a result, and returns the result.
+func RunPubsub(t testing.TB, label, bin string, env []string, variant string, params map[string]any) Result {
+	t.Helper()
+	argv, _ := json.Marshal([]string{bin, "--serve"})
+	req, _ := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "repetition": 1, "params": params})
+	cmd := exec.Command(bin)
+	cmd.Env = append(append(os.Environ(), "MSGBENCH_PEER_COMMAND="+string(argv)), env...)
+	cmd.Stdin = bytes.NewReader(append(req, '\n'))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	var result Result
+	if len(lines) != 2 || json.Unmarshal(lines[1], &result) != nil || result.Type != "result" {
+		t.Fatalf("%s: want hello and result, got\n%s", label, out)
+	}
+	return result
+}
