@@ -10,7 +10,8 @@ stdin, writes hello and then result or error on stdout, logs to stderr, exits 0.
 Variants (target.toml): iperf3 measures mode = flow (one-way bandwidth), sockperf
 measures mode = echo (ping-pong round trips over TCP). README.md says how each
 parameter maps to the tool's options and where the tools cannot match the spec.
-Standard library only.
+The pubsub workload's variants (nats_bench, redis_benchmark, perftest) are in
+pubsub_tools.py. Standard library only.
 """
 
 import contextlib
@@ -29,6 +30,8 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+
+import pubsub_tools
 
 TARGET = "reference"
 WORKLOAD = "socket"
@@ -507,9 +510,12 @@ def run_client(variant: str, request: dict, p: Params) -> dict:
 def handle(request) -> dict:
     if not isinstance(request, dict):
         raise Failure("bad_params", "the request is not a JSON object")
+    if request.get("workload") == pubsub_tools.WORKLOAD or request.get("variant") in pubsub_tools.VARIANTS:
+        return pubsub_tools.handle(request)
     if request.get("workload") != WORKLOAD:
         raise Failure("unsupported", f"workload {request.get('workload')!r}: the reference tools "
-                                     f"(iperf3, sockperf) measure the socket workload only")
+                                     f"measure the socket workload (iperf3, sockperf) and pubsub "
+                                     f"({', '.join(pubsub_tools.VARIANTS)}) only")
     variant = request.get("variant")
     if variant not in VARIANT_MODE:
         raise Failure("unsupported", f"variant {variant!r}: the reference target's variants are "
@@ -528,11 +534,16 @@ def worker_main() -> int:
         request = None
     variant = request.get("variant") if isinstance(request, dict) else None
     variant = variant if isinstance(variant, str) and variant else "unknown"
-    version = tool_version(variant) if variant in VARIANT_MODE else versions_line()
+    if variant in VARIANT_MODE:
+        version = tool_version(variant)
+    elif variant in pubsub_tools.VARIANTS:
+        version = pubsub_tools.version(variant)
+    else:
+        version = versions_line()
     say({"type": "hello", "target": TARGET, "runtime_version": version, "variant": variant})
     try:
         say(handle(request))
-    except Failure as failure:
+    except (Failure, pubsub_tools.ToolError) as failure:
         say({"type": "error", "kind": failure.kind, "message": failure.message})
     except Exception as exc:  # reported, not raised: the protocol wants an error line and exit 0
         traceback.print_exc()
@@ -741,7 +752,8 @@ def serve_main() -> int:
 
 
 def versions_line() -> str:
-    return f"{tool_version('iperf3')}; {tool_version('sockperf')}"
+    pubsub = "; ".join(pubsub_tools.version(variant) for variant in pubsub_tools.VARIANTS)
+    return f"{tool_version('iperf3')}; {tool_version('sockperf')}; {pubsub}"
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,650 @@
+"""msgbench target "reference", workload pubsub: each broker's own benchmark tool at msgbench's settings.
+
+One variant per tool, each against the broker the harness started for it (target.toml's
+variant-level `services`, given as MSGBENCH_SERVICE_URL / MSGBENCH_SERVICE_ADDR):
+
+    nats_bench       natscli's `nats bench` (bin/nats, built by `make build`) against nats-server
+    redis_benchmark  Debian's redis-benchmark, PUBLISH only, against redis-server
+    perftest         RabbitMQ PerfTest (lib/, fetched by `make build`) against rabbitmq-server
+
+The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
+is not used. Every count and rate reported comes from a tool's output; what a tool does
+not check (order, duplicates, content) is said in verify (`*_checked: false`) and in
+README.md. The tools count messages, not time: each one is calibrated with a short run
+first, then run with the number of messages that takes about duration_s to publish.
+Standard library only.
+"""
+
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+WORKLOAD = "pubsub"
+HERE = Path(__file__).resolve().parent
+NATS = HERE / "bin" / "nats"
+LIB = HERE / "lib"
+PERFTEST_MAIN = "com.rabbitmq.perf.PerfTest"
+
+# The accepted values, as in spec/workloads/pubsub.json (tests/test_pubsub_tools.py checks they agree).
+INT_PARAMS = {
+    "payload_bytes": (16, 1048576),
+    "sources": (1, 64),
+    "source_threads": (1, 64),
+    "receivers": (1, 64),
+    "batching_bytes": (0, 16777216),
+    "drain_ms": (100, 600000),
+}
+NUMBER_PARAMS = {"duration_s": (0.1, 3600), "rate": (0, 100000000)}
+PARAM_NAMES = ("payload_bytes", "duration_s", "sources", "source_threads", "receivers", "batching_bytes",
+               "rate", "drain_ms")
+
+VARIANTS = ("nats_bench", "redis_benchmark", "perftest")
+SERVICE = {"nats_bench": "nats", "redis_benchmark": "redis", "perftest": "rabbitmq"}
+
+ARGV_MAX_BYTES = 131071  # Linux MAX_ARG_STRLEN (128 KiB) less the NUL: redis-benchmark's payload is an argument
+CALIBRATION_FIRST = 2000  # messages in the first (calibration) run ...
+CALIBRATION_BYTES = 8 << 20  # ... at most this many bytes of them
+SIZING_ROUNDS = 4  # the calibration run and at most three sized runs
+SUBSCRIBED_GRACE_S = 0.5  # after nats bench logged its subscribers: their SUB and PING/PONG are done
+SAMPLE_S = 0.02  # how often a running tool's VmHWM (and PerfTest's thread CPU) is read
+EXIT_WITHIN_S = 10
+MARGIN_S = 10  # the worker answers this long before the harness's time limit (the spec's time_limit_s)
+STARTED = time.monotonic()
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class ToolError(Exception):
+    """What the worker reports as an error line: kind is the protocol's error kind."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Params:
+    payload_bytes: int
+    duration_s: float
+    sources: int
+    source_threads: int
+    receivers: int
+    batching_bytes: int
+    rate: float
+    drain_ms: int
+
+    @property
+    def time_limit_s(self) -> float:
+        """The spec's time_limit_s: 60 + duration_s * 3 + drain_ms / 1000 * 2."""
+        return 60 + self.duration_s * 3 + self.drain_ms / 1000 * 2
+
+
+def log(text: str) -> None:
+    print(f"reference pubsub: {text}", file=sys.stderr, flush=True)
+
+
+def tail(text: str, lines: int = 6) -> str:
+    return " | ".join(ANSI.sub("", text).replace("\r", "\n").strip().splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------- parameters
+
+
+def describe(name: str) -> str:
+    if name in NUMBER_PARAMS:
+        low, high = NUMBER_PARAMS[name]
+        return f"{name} must be a number from {low:g} to {high:,}"
+    low, high = INT_PARAMS[name]
+    return f"{name} must be an integer from {low:,} to {high:,}"
+
+
+def check_value(name: str, value):
+    low, high = NUMBER_PARAMS.get(name) or INT_PARAMS[name]
+    kinds = (int, float) if name in NUMBER_PARAMS else (int,)
+    ok = isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value) and low <= value <= high
+    if not ok:
+        raise ToolError("bad_params", f"{name} = {json.dumps(value)} is out of range: {describe(name)}")
+    return value
+
+
+def validate(raw) -> Params:
+    if not isinstance(raw, dict):
+        raise ToolError("bad_params", f"params = {json.dumps(raw)} is not an object of parameters")
+    unknown = sorted(set(raw) - set(PARAM_NAMES))
+    if unknown:
+        raise ToolError("bad_params", f"unknown parameter {unknown[0]}: accepted are {', '.join(PARAM_NAMES)}")
+    for name in PARAM_NAMES:
+        if name not in raw:
+            raise ToolError("bad_params", f"{name} is missing: {describe(name)}")
+    p = Params(**{name: check_value(name, raw[name]) for name in PARAM_NAMES})
+    if p.source_threads > p.sources:
+        raise ToolError("bad_params", f"source_threads = {p.source_threads} is out of range: source_threads "
+                                      f"must be at most sources = {p.sources}")
+    return p
+
+
+def check_supported(variant: str, p: Params) -> None:
+    """unsupported: what the variant's tool cannot do at msgbench's settings."""
+    tool = {"nats_bench": "nats bench", "redis_benchmark": "redis-benchmark", "perftest": "PerfTest"}[variant]
+    if p.rate > 0:
+        why = {"nats_bench": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
+               "redis_benchmark": "no rate option and no subscribers, so no end-to-end latency",
+               "perftest": "a producer rate (-r) but latency only as min/median/75th/95th/99th: "
+                           "the spec's p99.9 and max it does not report"}[variant]
+        raise ToolError("unsupported", f"rate = {p.rate:g}: {tool} has {why}; it is the reference for rate = 0")
+    if variant == "nats_bench" and p.batching_bytes == 0:
+        raise ToolError("unsupported", "batching_bytes = 0: nats bench always publishes through nats.go's write "
+                                       "buffer (Publish, no Flush per message), which is msgbench's nats with "
+                                       "batching_bytes > 0; it has no unbatched mode")
+    if variant == "perftest" and p.batching_bytes > 0:
+        raise ToolError("unsupported", f"batching_bytes = {p.batching_bytes}: PerfTest's Java client writes and "
+                                       "flushes every publish; it cannot batch (as msgbench's rabbitmq)")
+    if variant in ("nats_bench", "perftest") and p.source_threads != p.sources:
+        raise ToolError("unsupported", f"source_threads = {p.source_threads} with sources = {p.sources}: {tool} "
+                                       "runs every publisher on its own thread (goroutine), it cannot share "
+                                       "threads: use source_threads = sources")
+    if variant == "redis_benchmark" and p.payload_bytes > ARGV_MAX_BYTES:
+        raise ToolError("unsupported", f"payload_bytes = {p.payload_bytes}: redis-benchmark takes the PUBLISH "
+                                       f"payload as a command-line argument, at most {ARGV_MAX_BYTES:,} bytes")
+
+
+def service_url(variant: str) -> str:
+    url = os.environ.get("MSGBENCH_SERVICE_URL")
+    if not url:
+        raise ToolError("resource", f"MSGBENCH_SERVICE_URL is not set: the harness starts the broker "
+                                    f"(variant {variant}: services = [\"{SERVICE[variant]}\"])")
+    return url
+
+
+def host_port(url: str) -> tuple[str, int]:
+    address = os.environ.get("MSGBENCH_SERVICE_ADDR") or url.split("://", 1)[-1].rsplit("@", 1)[-1]
+    host, _, port = address.rpartition(":")
+    return host, int(port)
+
+
+# ---------------------------------------------------------------- running a tool
+
+
+def vm_hwm_bytes(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    return int(found.group(1)) * 1024 if found else 0
+
+
+def thread_ticks(pid: int) -> dict[int, tuple[str, int]]:
+    """Each thread's name and CPU ticks (utime + stime) from /proc/PID/task."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(task.path, "stat").read_text()
+                name = stat[stat.index("(") + 1:stat.rindex(")")]
+                fields = stat[stat.rindex(")") + 2:].split()
+                found[int(task.name)] = (name, int(fields[11]) + int(fields[12]))
+    return found
+
+
+class Tool:
+    """One tool process: its output in temporary files, its VmHWM (and, asked, each thread's CPU) sampled
+    while it runs, its own CPU from wait4 when it exits.
+
+    Not getrusage's ru_maxrss for the peak: at exec the kernel records the forking Python's
+    high-water mark in the child's maxrss.
+    """
+
+    def __init__(self, argv: list[str], threads: bool = False):
+        self.argv = argv
+        self.threads = threads
+        # Owned by the Tool and closed by close(), which cleanup() calls on every path.
+        self._out = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
+        self._err = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
+        self.peak_rss = 0
+        self.cpu_ms: float | None = None
+        self.returncode: int | None = None
+        self.thread_cpu: dict[int, tuple[str, int]] = {}
+        log(" ".join(a if len(a) < 64 else a[:16] + f"...({len(a)} bytes)" for a in argv))
+        try:
+            self.proc = subprocess.Popen(argv, cwd=HERE, stdin=subprocess.DEVNULL, stdout=self._out,
+                                         stderr=self._err, text=True)
+        except OSError as exc:
+            raise ToolError("resource", f"cannot start {argv[0]}: {exc}") from None
+
+    @property
+    def running(self) -> bool:
+        return self.returncode is None
+
+    def sample(self) -> None:
+        """Read its VmHWM and threads, then reap it if it exited (the pid stays its own until reaped)."""
+        if not self.running:
+            return
+        self.peak_rss = max(self.peak_rss, vm_hwm_bytes(self.proc.pid))
+        if self.threads:
+            self.thread_cpu |= thread_ticks(self.proc.pid)
+        pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+        if pid:
+            self._reaped(status, usage)
+
+    def _reaped(self, status: int, usage) -> None:
+        self.returncode = self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1e3
+
+    def kill(self) -> None:
+        if self.running:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            _, status, usage = os.wait4(self.proc.pid, 0)
+            self._reaped(status, usage)
+
+    def close(self) -> None:
+        self.kill()
+        self._out.close()
+        self._err.close()
+
+    def stdout(self) -> str:
+        self._out.seek(0)
+        return self._out.read()
+
+    def stderr(self) -> str:
+        self._err.seek(0)
+        return self._err.read()
+
+    def check_exit(self) -> None:
+        if self.returncode:
+            raise ToolError("internal", f"{Path(self.argv[0]).name} exited with status {self.returncode}: "
+                                        f"{tail(self.stderr() or self.stdout())}")
+
+    def threads_ms(self, prefix: str) -> float:
+        """CPU of its threads whose name starts with prefix, as last sampled (ms)."""
+        return sum(ticks for name, ticks in self.thread_cpu.values() if name.startswith(prefix)) * 1e3 / CLOCK_TICKS
+
+
+def remaining_s(p: Params) -> float:
+    """What is left of the spec's time limit for this measurement, less a margin to answer in."""
+    return max(0.0, STARTED + p.time_limit_s - MARGIN_S - time.monotonic())
+
+
+def wait_for(tools: list[Tool], within_s: float, until=None) -> bool:
+    """Sample the tools until every one exited (True) or until() holds (True), or within_s passed (False)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        for tool in tools:
+            tool.sample()
+        if not any(tool.running for tool in tools) or (until is not None and until()):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(SAMPLE_S)
+
+
+@contextlib.contextmanager
+def cleanup(tools: list[Tool]):
+    """Whatever happens, no tool outlives the worker."""
+    try:
+        yield tools
+    finally:
+        for tool in tools:
+            tool.close()
+
+
+def sized_run(run, first: int, p: Params):
+    """Run the tool until one run publishes for about duration_s; that run's outcome.
+
+    run(n) publishes n messages and returns (the tool's publish rate, its outcome). The first
+    run, of first messages, only calibrates; each next one publishes rate x duration_s messages
+    at the rate the previous run reported. A run is kept once it published for at least half of
+    duration_s (short runs are slowed by connection set-up, so their rate is low), or after
+    SIZING_ROUNDS runs, or when the time limit leaves no room for another.
+    """
+    n = first  # 0: the tool calibrates as it sees fit
+    for round_ in range(1, SIZING_ROUNDS + 1):
+        rate, outcome = run(n)
+        if not rate > 0:
+            raise ToolError("internal", f"a run of {n:,} messages reported a publish rate of {rate}")
+        seconds = n / rate  # a rate of inf (redis-benchmark faster than its millisecond clock): 0 s
+        log(f"run {round_}: " + (f"{n:,} messages published at {rate:,.0f}/s in {seconds:.3f} s" if n
+                                  else f"calibration, published at {rate:,.0f}/s"))
+        last = round_ == SIZING_ROUNDS or remaining_s(p) < 3 * p.duration_s + 10  # no time for another
+        if round_ > 1 and (seconds >= p.duration_s / 2 or last):
+            return outcome
+        if not math.isfinite(rate):
+            rate = n / 1e-3  # faster than the clock: at least 1,000 times as many next
+        n = max(p.sources, round(rate * p.duration_s))
+    raise AssertionError("unreachable")
+
+
+def first_count(p: Params) -> int:
+    return max(10, min(CALIBRATION_FIRST, CALIBRATION_BYTES // p.payload_bytes))
+
+
+def result(p: Params, *, msgs_per_s: float, publish_msgs_per_s: float, published: int, received: int,
+           receivers: int, source_cpu_ms: float, receiver_cpu_ms: float, peak_rss: int, extra: dict,
+           verify_extra: dict) -> dict:
+    lost = published * receivers - received
+    metrics = {
+        "msgs_per_s": msgs_per_s,
+        "payload_bits_per_s": msgs_per_s * p.payload_bytes * 8,
+        "publish_msgs_per_s": publish_msgs_per_s,
+        "loss_ratio": lost / (published * receivers) if published * receivers else 0.0,
+        "source_cpu_ms": source_cpu_ms,
+        "receiver_cpu_ms": receiver_cpu_ms,
+        "peak_rss_bytes": float(peak_rss),
+        **extra,
+    }
+    # The tools count messages published and received, nothing else: order, duplicates and content
+    # are not checked, so their counts are 0 by construction and marked as such.
+    verify = {"published": published, "received": received, "lost": lost, "receivers": receivers,
+              "out_of_order": 0, "duplicates": 0, "corrupt": 0, "lossless": 0,
+              "order_checked": False, "duplicates_checked": False, "content_checked": False, **verify_extra}
+    return {"type": "result", "metrics": metrics, "verify": verify}
+
+
+# ---------------------------------------------------------------- nats bench
+
+
+NATS_PUB_RATE = re.compile(r"^\s*Pub stats: ([\d,]+) msgs/sec", re.MULTILINE)
+NATS_SUBSCRIBER = "Starting subscriber"
+
+
+@dataclass(frozen=True)
+class NatsClient:
+    """One row of nats bench's --csv: a publisher (P0, P1, ...) or subscriber (S0, ...)."""
+
+    client: str
+    msgs: int  # the connection's own count (nats.go OutMsgs + InMsgs)
+    msgs_per_s: float  # job messages / its time (a subscriber: first to last message)
+    seconds: float
+
+
+def parse_nats_csv(text: str) -> list[NatsClient]:
+    rows = [line.split(",") for line in text.strip().splitlines() if line and not line.startswith("#")]
+    try:
+        return [NatsClient(row[1], int(row[2]), float(row[4]), float(row[6])) for row in rows]
+    except (IndexError, ValueError):
+        raise ToolError("internal", f"nats bench's CSV is not as expected: {tail(text)}") from None
+
+
+def parse_nats_pub_rate(text: str) -> float:
+    found = NATS_PUB_RATE.search(text)
+    if not found:
+        raise ToolError("internal", f"nats bench printed no 'Pub stats': {tail(text)}")
+    return float(found.group(1).replace(",", ""))
+
+
+@dataclass(frozen=True)
+class NatsRun:
+    pubs: list[NatsClient]
+    subs: list[NatsClient]
+    pub_rate: float
+    pub_cpu_ms: float
+    sub_cpu_ms: float
+    peak_rss: int
+
+
+def nats_argv(url: str, p: Params, msgs: int, csv: Path, role: str) -> list[str]:
+    count = p.sources if role == "pub" else p.receivers
+    return [str(NATS), "--no-context", "-s", url, "bench", "msgbench", f"--{role}", str(count),
+            f"--{'sub' if role == 'pub' else 'pub'}", "0", "--msgs", str(msgs), "--size", str(p.payload_bytes),
+            "--no-progress", "--csv", str(csv)]
+
+
+def nats_run(url: str, p: Params, msgs: int) -> NatsRun:
+    """The subscribers in one nats bench process, then the publishers in another, as nats bench's docs
+    run them apart; each waits for its own count (the subscribers for msgs each)."""
+    with tempfile.TemporaryDirectory(prefix="msgbench-nats-bench-") as tmp, cleanup([]) as tools:
+        sub = Tool(nats_argv(url, p, msgs, Path(tmp, "sub.csv"), "sub"))
+        tools.append(sub)
+        if not wait_for([sub], 30, lambda: sub.stderr().count(NATS_SUBSCRIBER) >= p.receivers) or not sub.running:
+            sub.check_exit()
+            raise ToolError("internal", f"nats bench's subscribers did not start within 30 s: {tail(sub.stderr())}")
+        time.sleep(SUBSCRIBED_GRACE_S)
+        pub = Tool(nats_argv(url, p, msgs, Path(tmp, "pub.csv"), "pub"))
+        tools.append(pub)
+        drain_s = p.drain_ms / 1000 + p.duration_s + 5
+        within_s = remaining_s(p) - drain_s
+        if not wait_for([pub], within_s):
+            raise ToolError("resource", f"nats bench's publishers did not publish {msgs:,} messages within "
+                                        f"{within_s:.0f} s (the time limit): {tail(pub.stderr(), 2)}")
+        pub.check_exit()
+        drain_s = min(drain_s, remaining_s(p))
+        if not wait_for([sub], drain_s):
+            raise ToolError("resource", f"nats bench's subscribers did not receive all {msgs:,} messages within "
+                                        f"{drain_s:g} s of the publishers' end: NATS core is at most once (a slow "
+                                        f"consumer loses messages) and nats bench waits for every one, so it "
+                                        f"cannot count loss. Subscribers' log: {tail(sub.stderr(), 3)}")
+        sub.check_exit()
+        clients = parse_nats_csv(Path(tmp, "pub.csv").read_text()) + parse_nats_csv(Path(tmp, "sub.csv").read_text())
+        return NatsRun(pubs=[c for c in clients if c.client.startswith("P")],
+                       subs=[c for c in clients if c.client.startswith("S")],
+                       pub_rate=parse_nats_pub_rate(pub.stdout()), pub_cpu_ms=pub.cpu_ms or 0.0,
+                       sub_cpu_ms=sub.cpu_ms or 0.0, peak_rss=pub.peak_rss)
+
+
+def run_nats_bench(p: Params) -> dict:
+    if not NATS.exists():
+        raise ToolError("resource", f"{NATS} is missing: run `make build` in {HERE} (it builds natscli with Go)")
+    url = service_url("nats_bench")
+
+    def one(n: int) -> tuple[float, NatsRun]:
+        run = nats_run(url, p, n)
+        return run.pub_rate, run
+
+    run = sized_run(one, first_count(p), p)
+    published = sum(c.msgs for c in run.pubs)
+    received = sum(c.msgs for c in run.subs)
+    if len(run.subs) != p.receivers or len(run.pubs) != p.sources:
+        raise ToolError("internal", f"nats bench reported {len(run.pubs)} publishers and {len(run.subs)} "
+                                    f"subscribers, not {p.sources} and {p.receivers}")
+    return result(p, msgs_per_s=sum(c.msgs_per_s for c in run.subs) / len(run.subs),
+                  publish_msgs_per_s=run.pub_rate, published=published, received=received,
+                  receivers=p.receivers, source_cpu_ms=run.pub_cpu_ms, receiver_cpu_ms=run.sub_cpu_ms,
+                  peak_rss=run.peak_rss, extra={}, verify_extra={})
+
+
+# ---------------------------------------------------------------- redis-benchmark
+
+
+REDIS_COMPLETED = re.compile(r"^\s*(\d+) requests completed in ([\d.]+) seconds", re.MULTILINE)
+REDIS_THROUGHPUT = re.compile(r"throughput summary: ([\d.]+|inf) requests per second")
+
+
+@dataclass(frozen=True)
+class RedisRun:
+    completed: int  # PUBLISH replies the tool counted
+    seconds: float
+    rps: float
+    cpu_ms: float
+    peak_rss: int
+
+
+def parse_redis_benchmark(text: str) -> tuple[int, float, float]:
+    """redis-benchmark's summary (without -q / --csv): requests completed, seconds, requests per second."""
+    summary = text.replace("\r", "\n")
+    completed, throughput = REDIS_COMPLETED.search(summary), REDIS_THROUGHPUT.search(summary)
+    if not completed or not throughput:
+        raise ToolError("internal", f"redis-benchmark printed no summary: {tail(summary)}")
+    return int(completed.group(1)), float(completed.group(2)), float(throughput.group(1))
+
+
+def redis_pipeline(p: Params) -> int:
+    """-P: batching_bytes worth of PUBLISH commands per write; batching 0 = one round trip per message."""
+    return max(1, p.batching_bytes // p.payload_bytes)
+
+
+def redis_argv(p: Params, requests: int) -> list[str]:
+    host, port = host_port(service_url("redis_benchmark"))
+    threads = ["--threads", str(p.source_threads)] if p.source_threads > 1 else []
+    return ["redis-benchmark", "-h", host, "-p", str(port), "-c", str(p.sources), "-P", str(redis_pipeline(p)),
+            "-n", str(requests), *threads, "PUBLISH", "msgbench.0", "x" * p.payload_bytes]
+
+
+def redis_run(p: Params, requests: int) -> RedisRun:
+    with cleanup([Tool(redis_argv(p, requests))]) as (tool,):
+        within_s = remaining_s(p)
+        if not wait_for([tool], within_s):
+            raise ToolError("resource", f"redis-benchmark did not complete {requests:,} requests within "
+                                        f"{within_s:.0f} s (the time limit); its last progress: "
+                                        f"{tail(tool.stdout(), 1)}")
+        tool.check_exit()
+        completed, seconds, rps = parse_redis_benchmark(tool.stdout())
+        return RedisRun(completed, seconds, rps, tool.cpu_ms or 0.0, tool.peak_rss)
+
+
+def run_redis_benchmark(p: Params) -> dict:
+    if shutil.which("redis-benchmark") is None:
+        raise ToolError("resource", "redis-benchmark is not installed: apt-get install -y redis-tools")
+
+    def one(n: int) -> tuple[float, RedisRun]:
+        run = redis_run(p, n)
+        return run.rps, run
+
+    run = sized_run(one, first_count(p), p)
+    # No subscribers: redis-benchmark only publishes. The rate is the PUBLISH rate Redis accepts from these
+    # connections at this pipelining, with nothing delivered; receivers = 0 in verify says so.
+    return result(p, msgs_per_s=run.rps, publish_msgs_per_s=run.rps, published=run.completed, received=0,
+                  receivers=0, source_cpu_ms=run.cpu_ms, receiver_cpu_ms=0.0, peak_rss=run.peak_rss,
+                  extra={}, verify_extra={"subscribers": 0, "pipeline": redis_pipeline(p)})
+
+
+# ---------------------------------------------------------------- PerfTest
+
+
+PERFTEST_STOPPED = re.compile(r"^test stopped \((.*)\)\s*$", re.MULTILINE)
+PERFTEST_SENDING = re.compile(r"sending rate avg: (\d+) msg/s")
+PERFTEST_RECEIVING = re.compile(r"receiving rate avg: (\d+) msg/s")
+# "[N]" follows only when N > 1: "Producer reached message limit, Consumer reached message limit" for one each.
+PERFTEST_PRODUCERS_DONE = re.compile(r"Producer reached message limit(?: \[(\d+)\])?")
+PERFTEST_CONSUMERS_DONE = re.compile(r"Consumer reached message limit(?: \[(\d+)\])?")
+PERFTEST_VERSION = re.compile(r"RabbitMQ Perf Test ([\w.-]+)")
+PRODUCER_THREAD, CONSUMER_THREAD = "perf-test-produ", "perf-test-consu"  # names cut to 15 bytes by Linux
+
+
+@dataclass(frozen=True)
+class PerfTestSummary:
+    stopped: str  # why the test stopped, PerfTest's words
+    sending: float  # messages sent / the test's time, all producers
+    receiving: float  # messages received / the test's time, all consumers
+    producers_done: int  # producers that reached their -C message limit
+    consumers_done: int  # consumers that reached their -D message limit
+
+
+def parse_perftest(text: str) -> PerfTestSummary:
+    plain = ANSI.sub("", text)
+    stopped, sending, receiving = (PERFTEST_STOPPED.search(plain), PERFTEST_SENDING.search(plain),
+                                   PERFTEST_RECEIVING.search(plain))
+    if not stopped or not sending or not receiving:
+        raise ToolError("internal", f"PerfTest printed no summary: {tail(plain)}")
+    producers, consumers = (PERFTEST_PRODUCERS_DONE.search(stopped.group(1)),
+                            PERFTEST_CONSUMERS_DONE.search(stopped.group(1)))
+
+    def done(found) -> int:
+        return int(found.group(1) or 1) if found else 0
+
+    return PerfTestSummary(stopped.group(1), float(sending.group(1)), float(receiving.group(1)),
+                           done(producers), done(consumers))
+
+
+def perftest_argv(url: str, p: Params, per_producer: int | None, seconds: int) -> list[str]:
+    """-x producers, -y consumers each with its own server-named queue bound with the run's routing key
+    (so each gets every message), -a autoack, transient messages; -C/-D message counts, -z a time limit."""
+    counts = ["-C", str(per_producer), "-D", str(per_producer * p.sources)] if per_producer else []
+    return ["java", "-cp", f"{LIB}/*", PERFTEST_MAIN, "-h", url, "-x", str(p.sources), "-y", str(p.receivers),
+            "-s", str(p.payload_bytes), "-a", "-e", "msgbench-perftest", "-t", "direct",
+            "-k", f"msgbench-{uuid.uuid4().hex[:12]}", *counts, "-z", str(seconds)]
+
+
+def perftest_run(url: str, p: Params, per_producer: int | None, seconds: int) -> tuple[PerfTestSummary, Tool]:
+    with cleanup([Tool(perftest_argv(url, p, per_producer, seconds), threads=True)]) as (tool,):
+        within_s = remaining_s(p)
+        if not wait_for([tool], within_s):
+            raise ToolError("resource", f"PerfTest did not finish within {within_s:.0f} s (the time limit): "
+                                        f"{tail(tool.stdout(), 2)}")
+        tool.check_exit()
+        return parse_perftest(tool.stdout()), tool
+
+
+def run_perftest(p: Params) -> dict:
+    if not list(LIB.glob("perf-test-*.jar")):
+        raise ToolError("resource", f"{LIB}/perf-test-*.jar is missing: run `make build` in {HERE} (Maven)")
+    if shutil.which("java") is None:
+        raise ToolError("resource", "java is not installed: apt-get install -y default-jre-headless")
+    url = service_url("perftest")
+
+    def one(n: int) -> tuple[float, tuple[PerfTestSummary, Tool, int]]:
+        """n = 0: the calibration, one second as fast as it goes (-z takes whole seconds; the JIT warms up)."""
+        if n == 0:
+            summary, tool = perftest_run(url, p, None, 1)
+            return summary.sending, (summary, tool, 0)
+        per_producer = math.ceil(n / p.sources)
+        # -z: PerfTest's own limit, inside the worker's (its JVM starts in about a second).
+        limit_s = max(1, math.floor(min(p.duration_s * 3 + p.drain_ms / 1000 + 10, remaining_s(p) - 5)))
+        summary, tool = perftest_run(url, p, per_producer, limit_s)
+        if summary.producers_done != p.sources or summary.consumers_done != p.receivers:
+            raise ToolError("resource", f"PerfTest stopped ({summary.stopped}) before its {p.sources} producer(s) "
+                                        f"sent {per_producer:,} messages each and its {p.receivers} consumer(s) "
+                                        f"got {per_producer * p.sources:,} each; it does not count what was missing")
+        return summary.sending, (summary, tool, per_producer)
+
+    summary, tool, per_producer = sized_run(one, 0, p)
+    published = per_producer * summary.producers_done
+    received = per_producer * p.sources * summary.consumers_done
+    source_ms, receiver_ms = tool.threads_ms(PRODUCER_THREAD), tool.threads_ms(CONSUMER_THREAD)
+    return result(p, msgs_per_s=summary.receiving / p.receivers, publish_msgs_per_s=summary.sending,
+                  published=published, received=received, receivers=p.receivers, source_cpu_ms=source_ms,
+                  receiver_cpu_ms=receiver_ms, peak_rss=tool.peak_rss,
+                  extra={"tool_other_cpu_ms": max(0.0, (tool.cpu_ms or 0.0) - source_ms - receiver_ms)},
+                  verify_extra={})
+
+
+# ---------------------------------------------------------------- entry points
+
+
+RUNNERS = {"nats_bench": run_nats_bench, "redis_benchmark": run_redis_benchmark, "perftest": run_perftest}
+
+
+def handle(request: dict) -> dict:
+    """The result line for a request whose workload is pubsub or whose variant is one of these tools."""
+    variant, workload = request.get("variant"), request.get("workload")
+    if variant not in VARIANTS:
+        raise ToolError("unsupported", f"variant {variant!r} does not run {WORKLOAD}: the reference target's "
+                                       f"{WORKLOAD} variants are {', '.join(VARIANTS)}")
+    if workload != WORKLOAD:
+        raise ToolError("unsupported", f"workload {workload!r}: variant {variant} runs the {WORKLOAD} workload only")
+    p = validate(request.get("params"))
+    check_supported(variant, p)
+    return RUNNERS[variant](p)
+
+
+def run_quietly(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, cwd=HERE, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return ANSI.sub("", proc.stdout + proc.stderr)
+
+
+def version(variant: str) -> str:
+    """The tool's name and version, for hello's runtime_version and --version."""
+    if variant == "nats_bench":
+        text = run_quietly([str(NATS), "--version"]).strip() if NATS.exists() else ""
+        return f"natscli {text}" if text else "natscli not built"
+    if variant == "redis_benchmark":
+        text = run_quietly(["redis-benchmark", "--version"]).strip() if shutil.which("redis-benchmark") else ""
+        return text.splitlines()[0] if text else "redis-benchmark not installed"
+    jars = sorted(LIB.glob("perf-test-*.jar"))
+    found = PERFTEST_VERSION.search(run_quietly(["java", "-cp", f"{LIB}/*", PERFTEST_MAIN, "--version"])) \
+        if jars and shutil.which("java") else None
+    return f"PerfTest {found.group(1)}" if found else "PerfTest not installed"

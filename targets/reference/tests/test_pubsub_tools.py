@@ -1,0 +1,268 @@
+"""The pubsub reference tools: their output parsers on captured real outputs, the parameter mapping,
+and (where the tool and its broker are installed) one small measurement each through the real
+protocol, with the broker started by msgbench's own services module as the harness does.
+
+Captured outputs (tests/data/): nats bench v0.1.5 (--sub 2 and --pub 2 as two processes, 64-byte
+messages), redis-benchmark 7.0.15 (PUBLISH, -c 2 --threads 2, with its \\r progress lines), and
+PerfTest 2.22.1 (-x 2 -y 2 with -C/-D counts, and -x 1 -y 1 -z 1), all against local brokers.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+FOLDER = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+sys.path.insert(0, str(FOLDER))
+import pubsub_tools as tools  # noqa: E402
+
+SPEC = json.loads((FOLDER.parent.parent / "spec" / "workloads" / "pubsub.json").read_text())
+TOML = tomllib.loads((FOLDER / "target.toml").read_text())
+DEFAULTS = {name: body["default"] for name, body in SPEC["params"].items()}
+SMALL = {"payload_bytes": 64, "duration_s": 0.3, "drain_ms": 500}
+
+
+def params(**overrides) -> tools.Params:
+    return tools.validate(DEFAULTS | overrides)
+
+
+def holds(rule: str, env: dict) -> bool:
+    """A spec verify rule (Python syntax: ==, +, *, or) on the numbers of a result."""
+    return bool(eval(rule, {"__builtins__": {}}, env))  # the rules are our own spec's, not input
+
+
+def rules_hold(answer: dict, p: tools.Params) -> None:
+    env = {k: v for k, v in vars(p).items()} | answer["verify"]
+    for rule in SPEC["verify"]:
+        assert holds(rule["rule"], env), (rule["rule"], answer["verify"])
+    for name, definition in SPEC["metrics"].items():
+        if not definition.get("optional") and "when" not in definition:
+            assert name in answer["metrics"], name
+
+
+# ---------------------------------------------------------------- parameters
+
+
+def test_params_match_the_spec():
+    spec = SPEC["params"]
+    assert set(spec) == set(tools.PARAM_NAMES)
+    for name, (low, high) in (tools.INT_PARAMS | tools.NUMBER_PARAMS).items():
+        assert (spec[name]["minimum"], spec[name]["maximum"]) == (low, high), name
+        assert spec[name]["type"] == ("number" if name in tools.NUMBER_PARAMS else "integer"), name
+
+
+def test_variants_are_declared_with_their_broker():
+    for variant, service in tools.SERVICE.items():
+        body = TOML["variants"][variant]
+        assert body["workloads"] == ["pubsub"] and body["label"] == "reference"
+        assert body["services"] == [service] and body["reference_for"] == [service]
+
+
+@pytest.mark.parametrize("overrides, named", [
+    ({"payload_bytes": 8}, "payload_bytes"), ({"sources": 0}, "sources"), ({"receivers": 65}, "receivers"),
+    ({"source_threads": 3, "sources": 2}, "source_threads"), ({"duration_s": "long"}, "duration_s"),
+    ({"rate": -1}, "rate"), ({"batching_bytes": True}, "batching_bytes"), ({"drain_ms": 1.5}, "drain_ms"),
+])
+def test_bad_params_are_named(overrides, named):
+    with pytest.raises(tools.ToolError) as caught:
+        params(**overrides)
+    assert caught.value.kind == "bad_params" and f"{named} = " in caught.value.message
+
+
+@pytest.mark.parametrize("variant, overrides, named", [
+    ("nats_bench", {"rate": 1000, "batching_bytes": 8192}, "rate"),
+    ("nats_bench", {"batching_bytes": 0}, "batching_bytes"),
+    ("nats_bench", {"batching_bytes": 8192, "sources": 2, "source_threads": 1}, "source_threads"),
+    ("redis_benchmark", {"rate": 1000}, "rate"),
+    ("redis_benchmark", {"payload_bytes": 131072}, "payload_bytes"),
+    ("perftest", {"rate": 1000}, "rate"),
+    ("perftest", {"batching_bytes": 8192}, "batching_bytes"),
+    ("perftest", {"sources": 2, "source_threads": 1}, "source_threads"),
+])
+def test_what_a_tool_cannot_do_is_unsupported(variant, overrides, named):
+    with pytest.raises(tools.ToolError) as caught:
+        tools.check_supported(variant, params(**overrides))
+    assert caught.value.kind == "unsupported" and named in caught.value.message
+
+
+def test_redis_pipeline_follows_batching_bytes():
+    assert tools.redis_pipeline(params(batching_bytes=0, payload_bytes=1024)) == 1
+    assert tools.redis_pipeline(params(batching_bytes=8192, payload_bytes=1024)) == 8
+    assert tools.redis_pipeline(params(batching_bytes=8192, payload_bytes=65536)) == 1
+
+
+def test_argv_maps_the_parameters(monkeypatch):
+    monkeypatch.setenv("MSGBENCH_SERVICE_URL", "redis://127.0.0.1:6390")
+    monkeypatch.setenv("MSGBENCH_SERVICE_ADDR", "127.0.0.1:6390")
+    p = params(sources=4, source_threads=2, payload_bytes=100, batching_bytes=1000)
+    argv = tools.redis_argv(p, 5000)
+    assert argv[:12] == ["redis-benchmark", "-h", "127.0.0.1", "-p", "6390", "-c", "4", "-P", "10", "-n", "5000",
+                         "--threads"]
+    assert argv[-3:-1] == ["PUBLISH", "msgbench.0"] and len(argv[-1]) == 100
+    nats = tools.nats_argv("nats://h:1", params(sources=3, receivers=2), 999, Path("x.csv"), "sub")
+    assert nats[nats.index("--sub") + 1] == "2" and nats[nats.index("--pub") + 1] == "0"
+    assert nats[nats.index("--msgs") + 1] == "999" and nats[nats.index("--size") + 1] == "1024"
+    java = tools.perftest_argv("amqp://h:1", params(sources=2, source_threads=2, receivers=3), 10, 7)
+    for flag, value in (("-x", "2"), ("-y", "3"), ("-s", "1024"), ("-C", "10"), ("-D", "20"), ("-z", "7")):
+        assert java[java.index(flag) + 1] == value, flag
+    assert "-a" in java
+
+
+# ---------------------------------------------------------------- parsers on real outputs
+
+
+def test_nats_bench_csv_and_pub_rate():
+    pubs = tools.parse_nats_csv((DATA / "nats_bench_pub.csv").read_text())
+    subs = tools.parse_nats_csv((DATA / "nats_bench_sub.csv").read_text())
+    assert [c.client for c in pubs] == ["P0", "P1"] and [c.msgs for c in pubs] == [100000, 100000]
+    assert [c.client for c in subs] == ["S0", "S1"] and [c.msgs for c in subs] == [200000, 200000]
+    assert subs[0].msgs_per_s == 470320 and subs[1].seconds == pytest.approx(0.453560)
+    assert tools.parse_nats_pub_rate((DATA / "nats_bench_pub.stdout").read_text()) == 704493
+    assert (DATA / "nats_bench_sub.stderr").read_text().count(tools.NATS_SUBSCRIBER) == 2
+
+
+def test_nats_bench_garbage_is_an_internal_error():
+    with pytest.raises(tools.ToolError, match="Pub stats"):
+        tools.parse_nats_pub_rate((DATA / "nats_bench_sub.stdout").read_text())
+    with pytest.raises(tools.ToolError, match="CSV"):
+        tools.parse_nats_csv("#RunID,ClientID\nrun,S0,many\n")
+
+
+def test_redis_benchmark_summary():
+    completed, seconds, rps = tools.parse_redis_benchmark((DATA / "redis_benchmark.stdout").read_text())
+    assert (completed, seconds, rps) == (50000, 2.01, 24912.80)
+    assert tools.parse_redis_benchmark("  5 requests completed in 0.00 seconds\n"
+                                       "  throughput summary: inf requests per second\n")[2] == float("inf")
+    with pytest.raises(tools.ToolError, match="summary"):
+        tools.parse_redis_benchmark("PUBLISH msgbench.0 x: rps=0.0 (overall: 3000.0)\r")
+
+
+def test_perftest_summary_with_counts():
+    summary = tools.parse_perftest((DATA / "perftest_counts.stdout").read_text())
+    assert (summary.sending, summary.receiving) == (17937, 35874)
+    assert (summary.producers_done, summary.consumers_done) == (2, 2)
+
+
+def test_perftest_summary_of_one_producer_and_one_consumer():
+    """PerfTest 2.22.1 writes the count in brackets only when it is above one (seen in a harness run)."""
+    text = ("test stopped (Producer reached message limit, Consumer reached message limit)\n"
+            "id: test-075001-123, sending rate avg: 5771 msg/s\nid: test-075001-123, receiving rate avg: 5770 msg/s\n")
+    summary = tools.parse_perftest(text)
+    assert (summary.producers_done, summary.consumers_done) == (1, 1)
+
+
+def test_perftest_summary_at_its_time_limit_counts_nobody_done():
+    summary = tools.parse_perftest((DATA / "perftest_time.stdout").read_text())
+    assert summary.stopped == "Reached time limit" and (summary.producers_done, summary.consumers_done) == (0, 0)
+    assert (summary.sending, summary.receiving) == (22768, 20146)
+
+
+# ---------------------------------------------------------------- sizing and results
+
+
+def test_sized_run_keeps_a_run_of_about_duration():
+    p = params(duration_s=2)
+    true_rate = {2000: 10_000.0}  # the short first run is slow (set-up); the real rate is 50,000/s
+    calls = []
+
+    def run(n):
+        calls.append(n)
+        return true_rate.get(n, 50_000.0), n
+
+    assert tools.sized_run(run, 2000, p) == 100_000  # 20,000 at 50,000/s: 0.4 s, under half of 2 s
+    assert calls == [2000, 20_000, 100_000]
+
+
+def test_sized_run_stops_after_its_rounds():
+    p = params(duration_s=1)
+    calls = []
+
+    def run(n):
+        calls.append(n)
+        return n * 1000.0, n  # always a millisecond: never long enough
+
+    tools.sized_run(run, 10, p)
+    assert len(calls) == tools.SIZING_ROUNDS
+
+
+def test_result_holds_the_spec_rules():
+    p = params(receivers=2)
+    answer = tools.result(p, msgs_per_s=10.0, publish_msgs_per_s=11.0, published=100, received=200, receivers=2,
+                          source_cpu_ms=1.0, receiver_cpu_ms=2.0, peak_rss=1, extra={}, verify_extra={})
+    rules_hold(answer, p)
+    assert answer["verify"]["order_checked"] is False and answer["verify"]["content_checked"] is False
+    assert answer["metrics"]["payload_bits_per_s"] == 10.0 * 1024 * 8
+
+
+# ---------------------------------------------------------------- through the worker, with real brokers
+
+
+def services_module():
+    sys.path.insert(0, str(FOLDER.parent.parent))
+    try:
+        from msgbench import services
+    except ImportError:
+        return None
+    return services
+
+
+def call(variant: str, overrides: dict, env: dict) -> dict:
+    request = {"workload": "pubsub", "variant": variant, "params": DEFAULTS | SMALL | overrides, "repetition": 1}
+    proc = subprocess.run(TOML["run"], cwd=FOLDER, input=json.dumps(request) + "\n", capture_output=True,
+                          text=True, env=os.environ | env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert lines[0]["type"] == "hello" and lines[0]["variant"] == variant and lines[0]["runtime_version"]
+    assert len(lines) == 2, proc.stdout + proc.stderr[-2000:]
+    return lines[1]
+
+
+READY = {
+    "nats_bench": lambda: tools.NATS.exists() and shutil.which("nats-server"),
+    "redis_benchmark": lambda: shutil.which("redis-benchmark") and shutil.which("redis-server"),
+    "perftest": lambda: list(tools.LIB.glob("perf-test-*.jar")) and shutil.which("java")
+    and Path("/usr/lib/rabbitmq/bin/rabbitmq-server").exists(),
+}
+RUNS = {"nats_bench": {"batching_bytes": 8192, "sources": 2, "source_threads": 2, "receivers": 2},
+        "redis_benchmark": {"sources": 2, "source_threads": 2, "receivers": 2},
+        "perftest": {"sources": 2, "source_threads": 2, "receivers": 2}}
+
+
+@pytest.mark.parametrize("variant", tools.VARIANTS)
+def test_a_small_run_through_the_worker(variant):
+    services = services_module()
+    if services is None or not READY[variant]():
+        pytest.skip(f"{variant}: the tool (make build) or its broker is not installed")
+    with services.Services(keep_log=lambda name, text: None, note=lambda note: None) as running:
+        env = running.env_for((tools.SERVICE[variant],))
+        p = params(**SMALL | RUNS[variant])
+        answer = call(variant, RUNS[variant], env)
+        assert answer["type"] == "result", answer
+        rules_hold(answer, p)
+        verify, metrics = answer["verify"], answer["metrics"]
+        assert verify["published"] > 0 and metrics["msgs_per_s"] > 0 and metrics["publish_msgs_per_s"] > 0
+        if variant == "redis_benchmark":
+            assert verify["receivers"] == 0 and verify["received"] == 0
+        else:
+            assert verify["received"] == verify["published"] * 2 and verify["lost"] == 0
+            assert metrics["receiver_cpu_ms"] > 0
+        assert metrics["source_cpu_ms"] > 0 and metrics["peak_rss_bytes"] > 0
+        unsupported = call(variant, {"rate": 1000, "batching_bytes": 8192}, env)
+        assert unsupported["type"] == "error" and unsupported["kind"] == "unsupported", unsupported
+
+
+def test_without_the_broker_it_is_a_resource_error():
+    env = {"MSGBENCH_SERVICE_URL": ""}
+    answer = call("redis_benchmark", {}, env)
+    assert answer["type"] == "error" and answer["kind"] == "resource" and "MSGBENCH_SERVICE_URL" in answer["message"]
+
+
+def test_socket_variants_refuse_pubsub_and_back():
+    answer = call("iperf3", {}, {})
+    assert answer["kind"] == "unsupported" and "nats_bench" in answer["message"]
