@@ -6,7 +6,7 @@
 %% kernel's own high-water mark of the process.
 -module(msgbench_measure).
 
--export([now/0, cpu_ms/0, elapsed_ms/2, per_second/3, peak_rss_bytes/0]).
+-export([now/0, cpu_ms/0, elapsed_ms/2, per_second/3, peak_rss_bytes/0, available_bytes/0]).
 
 -export_type([instant/0]).
 
@@ -38,3 +38,16 @@ peak_rss_bytes() ->
     {ok, Status} = file:read_file("/proc/self/status"),
     {match, [Kb]} = re:run(Status, "^VmHWM:\\s+(\\d+)\\s+kB", [multiline, {capture, all_but_first, binary}]),
     binary_to_integer(Kb) * 1024.
+
+%% MemAvailable from /proc/meminfo, or unknown where there is none.
+-spec available_bytes() -> non_neg_integer() | unknown.
+available_bytes() ->
+    case file:read_file("/proc/meminfo") of
+        {ok, Text} ->
+            case re:run(Text, "^MemAvailable:\\s+(\\d+)\\s+kB", [multiline, {capture, all_but_first, binary}]) of
+                {match, [Kb]} -> binary_to_integer(Kb) * 1024;
+                nomatch -> unknown
+            end;
+        {error, _} ->
+            unknown
+    end.

@@ -7,9 +7,13 @@
 %% (hello, then a result or an error) and halts with status 0. Nothing else
 %% may reach stdout: logs go to standard_error, and target.toml points the
 %% logger's default handler at standard_error too.
+%%
+%% The server half of the socket workload is the same code started with
+%% `-s msgbench_worker serve` (target.toml's serve): it reads the worker's
+%% request from stdin and prints the server's lines (spec/README.md, "Peers").
 -module(msgbench_worker).
 
--export([main/0, handle/2]).
+-export([main/0, handle/2, serve/0, serve/3]).
 
 -export_type([error_kind/0]).
 
@@ -22,6 +26,7 @@
 workload_module(<<"ring">>) -> {ok, msgbench_ring_workload};
 workload_module(<<"fanin">>) -> {ok, msgbench_fanin_workload};
 workload_module(<<"chat">>) -> {ok, msgbench_chat_workload};
+workload_module(<<"socket">>) -> {ok, msgbench_socket_workload};
 workload_module(_) -> error.
 
 -spec main() -> no_return().
@@ -48,6 +53,57 @@ handle(Input, Emit) ->
                     error_line(internal, io_lib:format("~0p:~0P", [Class, Reason, 20]))
             end,
     Emit(Final).
+
+%% The server half: one request line, then listening, served (or an
+%% error) and halt(0). It stops when its stdin closes (the worker is gone),
+%% which a process of its own watches.
+-spec serve() -> no_return().
+serve() ->
+    ok = io:setopts(standard_io, [binary, {encoding, unicode}]),
+    serve(io:get_line(""), fun emit/1, fun watch_stdin/0),
+    erlang:halt(0).
+
+%% From the request line to the server's lines. Exported for the tests.
+-spec serve(binary() | string() | eof | {error, term()}, fun((map()) -> ok), fun(() -> term())) -> ok.
+serve(Input, Emit, WatchStdin) ->
+    Outcome = try
+                  case read_request(Input) of
+                      {VariantName, {ok, Workload, Params}} ->
+                          case prepare(Workload, VariantName, Params) of
+                              {ok, Module, Config} ->
+                                  {module, Module} = code:ensure_loaded(Module),
+                                  case erlang:function_exported(Module, serve, 3) of
+                                      true ->
+                                          log("serving ~ts/~ts ~ts", [Workload, VariantName,
+                                                                     msgbench_json:encode(Params)]),
+                                          Module:serve(Config, Emit, WatchStdin);
+                                      false ->
+                                          {error, unsupported,
+                                           ["workload ", Workload, " has no server half"]}
+                                  end;
+                              {error, _Kind, _Message} = Error ->
+                                  Error
+                          end;
+                      {_VariantName, {error, _Kind, _Message} = Error} ->
+                          Error
+                  end
+              catch
+                  Class:Reason:Stack ->
+                      log("server crashed: ~0p:~0p ~0p", [Class, Reason, Stack]),
+                      {error, internal, io_lib:format("the server crashed: ~0p:~0P", [Class, Reason, 20])}
+              end,
+    case Outcome of
+        ok -> ok;
+        {error, Kind, Message} -> Emit(error_line(Kind, Message))
+    end.
+
+%% Returns when stdin is closed.
+watch_stdin() ->
+    case io:get_line("") of
+        eof -> eof;
+        {error, _} = Error -> Error;
+        _Line -> watch_stdin()
+    end.
 
 read_request(eof) ->
     {?UNKNOWN_VARIANT, {error, bad_params, "no request: stdin was empty"}};

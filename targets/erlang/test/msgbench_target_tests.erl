@@ -60,8 +60,15 @@ variants_agree_with_the_worker_test() ->
          {ok, #{workloads := Workloads, message_queue_data := QueueData, schedulers := Schedulers}} =
              msgbench_variants:lookup(Name),
          ?assertEqual({Name, Workloads}, {Name, maps:get(<<"workloads">>, Table)}),
-         ?assertEqual({Name, iolist_to_binary(io_lib:format("~w", [[{message_queue_data, QueueData}]]))},
-                      {Name, maps:get(<<"spawn_options">>, Table)}),
+         %% spawn_options (for the OTP export) where a receiver is spawned
+         %% with them: fanin and chat; socket-only variants have none.
+         case maps:find(<<"spawn_options">>, Table) of
+             {ok, SpawnOptions} ->
+                 ?assertEqual({Name, iolist_to_binary(io_lib:format("~w", [[{message_queue_data, QueueData}]]))},
+                              {Name, SpawnOptions});
+             error ->
+                 ?assertEqual({Name, []}, {Name, [W || W <- Workloads, W =:= <<"fanin">> orelse W =:= <<"chat">>]})
+         end,
          Args = maps:get(<<"args">>, Table),
          case Schedulers of
              any -> ?assertNot(lists:member(<<"+S">>, Args));
@@ -69,6 +76,13 @@ variants_agree_with_the_worker_test() ->
          end,
          ?assert(lists:member(maps:get(<<"label">>, Table), [<<"idiomatic">>, <<"tuned">>]))
      end || {Name, Table} <- maps:to_list(Variants)].
+
+%% The server half runs with the worker's flags, entry point serve.
+serve_command_test() ->
+    #{<<"run">> := Run, <<"serve">> := Serve} = toml(),
+    ?assertEqual(lists:droplast(Run), lists:droplast(Serve)),
+    ?assertEqual(<<"main">>, lists:last(Run)),
+    ?assertEqual(<<"serve">>, lists:last(Serve)).
 
 toml_basics_test() ->
     Toml = toml(),
@@ -84,9 +98,12 @@ toml_basics_test() ->
 %% The real worker, started the way the harness starts it.
 %%--------------------------------------------------------------------
 
-%% The run argv with its placeholders filled in.
+%% The run (or serve) argv with its placeholders filled in.
 command(Variant) ->
-    #{<<"run">> := Run, <<"variants">> := #{Variant := #{<<"args">> := Args}}} = toml(),
+    command(Variant, <<"run">>).
+
+command(Variant, Which) ->
+    #{Which := Run, <<"variants">> := #{Variant := #{<<"args">> := Args}}} = toml(),
     lists:append([case Arg of
                       <<"{variant_args}">> -> Args;
                       _ -> [binary:replace(Arg, <<"{process_limit}">>, <<"4096">>)]
@@ -96,9 +113,15 @@ command(Variant) ->
 %% worker's log) is dropped by the shell.
 run_worker(Variant, Request) ->
     [Program | Args] = command(Variant),
+    %% A socket worker starts its server half from target.toml's serve, as
+    %% the harness tells it.
+    {ok, Cwd} = file:get_cwd(),
+    Serve = msgbench_json:encode(command(Variant, <<"serve">>)),
+    Env = [{"MSGBENCH_PEER_COMMAND", binary_to_list(iolist_to_binary(Serve))},
+           {"MSGBENCH_PEER_CWD", Cwd}, {"MSGBENCH_PEER_HOST", "127.0.0.1"}],
     Port = open_port({spawn_executable, "/bin/sh"},
                      [{args, ["-c", "exec \"$0\" \"$@\" 2>/dev/null", os:find_executable(binary_to_list(Program)) | Args]},
-                      binary, exit_status, use_stdio, {line, 1 bsl 20}]),
+                      {env, Env}, binary, exit_status, use_stdio, {line, 1 bsl 20}]),
     true = port_command(Port, [msgbench_json:encode(Request), $\n]),
     read_port(Port, []).
 
@@ -201,3 +224,36 @@ worker_test_() ->
                              <<"message">> := <<"groups = 200 and clients_per_group = 10 ", _/binary>>},
                            Final)
       end]}.
+
+socket_params(Overrides) ->
+    maps:merge(#{mode => echo, size => 1024, total_bytes => 65536, sockets => 2, data => binary,
+                 placement => local, check_content => 1, port => 0}, Overrides).
+
+%% The socket workload through the real worker, whose server half is
+%% target.toml's serve (two VMs per run: each test gets its own time).
+socket_worker_test_() ->
+    [{timeout, 60, fun socket_in_every_variant/0},
+     {timeout, 60, fun socket_port_in_use/0}].
+
+%% Every variant that declares socket, in both modes and both data types.
+socket_in_every_variant() ->
+    [?assertMatch(#{<<"type">> := <<"result">>,
+                    <<"verify">> := #{<<"messages_sent">> := 128, <<"messages_received">> := 128,
+                                      <<"bytes_sent">> := 131072, <<"bytes_received">> := 131072,
+                                      <<"content_mismatches">> := 0}},
+                  protocol_lines(Variant,
+                                 #{workload => socket, variant => Variant, repetition => 1,
+                                   params => socket_params(#{mode => Mode, data => Data})}))
+     || Variant <- [<<"default">>, <<"single_scheduler">>, <<"active">>, <<"active_n">>],
+        {Mode, Data} <- [{echo, binary}, {flow, list}]].
+
+%% A fixed port that is taken: the server says so, the worker relays it.
+socket_port_in_use() ->
+    {ok, Taken} = gen_tcp:listen(0, [inet]),
+    {ok, Port} = inet:port(Taken),
+    Final = protocol_lines(<<"default">>,
+                           #{workload => socket, variant => default, repetition => 1,
+                             params => socket_params(#{port => Port})}),
+    ok = gen_tcp:close(Taken),
+    ?assertMatch(#{<<"type">> := <<"error">>, <<"kind">> := <<"resource">>,
+                   <<"message">> := <<"the server: port ", _/binary>>}, Final).

@@ -159,8 +159,10 @@ bad_params_test() ->
                                             #{percent => 60, kind => exit_signal, size => 1}]}))).
 
 unsupported_test() ->
-    ?assertMatch({<<"unsupported">>, <<"workload socket is not implemented", _/binary>>},
-                 error_of(request(socket, default, #{}))),
+    ?assertMatch({<<"unsupported">>, <<"workload pingpong is not implemented", _/binary>>},
+                 error_of(request(pingpong, default, #{}))),
+    ?assertMatch({<<"unsupported">>, <<"variant on_heap does not implement workload socket", _/binary>>},
+                 error_of(request(socket, on_heap, #{}))),
     ?assertMatch({<<"unsupported">>, <<"variant threads is not one of this target's variants", _/binary>>},
                  error_of(request(ring, threads, #{}))),
     ?assertMatch({<<"unsupported">>, <<"variant on_heap does not implement workload ring", _/binary>>},
@@ -188,3 +190,65 @@ malformed_requests_test_() ->
 request_line_may_end_in_newline_test() ->
     ?assertMatch(#{<<"type">> := <<"result">>},
                  final(<<(request(ring, default, #{n => 10, m => 1}))/binary, "\n">>)).
+
+%%--------------------------------------------------------------------
+%% socket: the worker starts its own server half (no MSGBENCH_PEER_*)
+%%--------------------------------------------------------------------
+
+socket_params(Overrides) ->
+    maps:merge(#{mode => echo, size => 1024, total_bytes => 65536, sockets => 2, data => binary,
+                 placement => local, check_content => 1, port => 0}, Overrides).
+
+socket_result_test_() ->
+    {timeout, 60,
+     fun() ->
+             [begin
+                  Final = final(request(socket, default, socket_params(#{mode => Mode}))),
+                  ?assertMatch(#{<<"type">> := <<"result">>,
+                                 <<"verify">> := #{<<"messages_sent">> := 128,
+                                                   <<"messages_received">> := 128,
+                                                   <<"bytes_sent">> := 131072,
+                                                   <<"bytes_received">> := 131072,
+                                                   <<"content_mismatches">> := 0}}, Final),
+                  #{<<"metrics">> := Metrics} = Final,
+                  ?assertEqual(lists:sort([<<"elapsed_ms">>, <<"round_trip_us">>,
+                                           <<"bandwidth_bytes_per_s">>, <<"msgs_per_s">>,
+                                           <<"peak_rss_bytes">>]),
+                               lists:sort(maps:keys(Metrics)))
+              end || Mode <- [echo, flow]]
+     end}.
+
+socket_bad_params_test() ->
+    ?assertMatch({<<"bad_params">>, <<"size = 2048 is out of range: size must not exceed total_bytes = 1024",
+                                      _/binary>>},
+                 error_of(request(socket, default, socket_params(#{size => 2048, total_bytes => 1024})))),
+    ?assertMatch({<<"bad_params">>, <<"size = 0 is out of range: size must be an integer >= 1", _/binary>>},
+                 error_of(request(socket, default, socket_params(#{size => 0})))),
+    ?assertMatch({<<"bad_params">>, <<"sockets = 1025 is out of range", _/binary>>},
+                 error_of(request(socket, default, socket_params(#{sockets => 1025})))),
+    ?assertMatch({<<"bad_params">>, <<"data = \"text\" is not accepted: data must be one of", _/binary>>},
+                 error_of(request(socket, default, socket_params(#{data => text})))).
+
+socket_remote_needs_the_harness_test() ->
+    case os:getenv("MSGBENCH_PEER_COMMAND") of
+        false ->
+            ?assertMatch({<<"unsupported">>, <<"placement = remote needs the harness", _/binary>>},
+                         error_of(request(socket, default, socket_params(#{placement => remote}))));
+        _ ->
+            ok
+    end.
+
+%% The server half's entry point: its lines for one request line.
+served_lines(Input) ->
+    Self = self(),
+    Ref = make_ref(),
+    ok = msgbench_worker:serve(Input, fun(Line) -> Self ! {Ref, Line}, ok end,
+                               fun() -> receive never -> eof end end),
+    collect(Ref).
+
+serve_refuses_what_it_cannot_serve_test() ->
+    ?assertMatch([#{type := error, kind := unsupported, message := <<"workload ring has no server half">>}],
+                 served_lines(request(ring, default, #{n => 10, m => 1}))),
+    ?assertMatch([#{type := error, kind := bad_params}],
+                 served_lines(request(socket, default, socket_params(#{size => 0})))),
+    ?assertMatch([#{type := error, kind := bad_params}], served_lines(eof)).

@@ -1,0 +1,163 @@
+%% The socket workload (spec/workloads/socket.json): from validated params
+%% to a run of msgbench_socket against its server half, and the metrics and
+%% verify counts the spec names. The same params configure the server
+%% (msgbench_socket_server, started through msgbench_worker:serve/0).
+-module(msgbench_socket_workload).
+
+-export([configure/2, measure/1, serve/3]).
+
+-type config() :: #{run := msgbench_socket:run(),
+                    remote := boolean(),
+                    port := inet:port_number(),
+                    variant := msgbench_variants:variant(),
+                    params := #{binary() => term()}}.
+
+%% Limits on the waits for the server's lines and its exit (ms).
+-define(LISTENING_MS, 30000).
+-define(SERVED_MS, 30000).
+-define(EXIT_MS, 10000).
+%% A client that lost a connection waits this long for the server's own
+%% error line, which says more than a reset does.
+-define(EXPLAIN_MS, 2000).
+
+-spec configure(#{binary() => term()}, msgbench_variants:variant()) ->
+          {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
+configure(#{<<"mode">> := Mode, <<"size">> := Size, <<"total_bytes">> := TotalBytes,
+            <<"sockets">> := Sockets, <<"data">> := Data, <<"placement">> := Placement,
+            <<"check_content">> := CheckContent, <<"port">> := Port} = Params,
+          #{socket_active := Active} = Variant) ->
+    case Size =< TotalBytes of
+        false ->
+            {error, bad_params,
+             io_lib:format("size = ~w is out of range: size must not exceed total_bytes = ~w (the "
+                           "bytes each socket sends; messages = total_bytes / size)",
+                           [Size, TotalBytes])};
+        true ->
+            Run = #{mode => binary_to_existing_atom(Mode),
+                    size => Size,
+                    messages => max(1, TotalBytes div Size),
+                    sockets => Sockets,
+                    data => binary_to_existing_atom(Data),
+                    check_content => CheckContent =:= 1,
+                    active => Active},
+            {ok, #{run => Run, remote => Placement =:= <<"remote">>, port => Port,
+                   variant => Variant, params => Params}}
+    end.
+
+%% The client's side: the server started, the sequence run, the server's
+%% count read.
+-spec measure(config()) -> {ok, map(), map()} | {error, msgbench_worker:error_kind(), iodata()}.
+measure(#{run := #{sockets := Sockets} = Run, remote := Remote, variant := Variant} = Config) ->
+    Checks = [fun() -> msgbench_limits:process_headroom(<<"sockets">>, Sockets, Sockets + 1) end,
+              fun() -> memory_fits(client, Run) end,
+              fun() -> msgbench_socket_peer:config(Remote, Variant) end],
+    case first_error(Checks) of
+        {ok, PeerConfig} ->
+            case with_peer(PeerConfig, Config) of
+                {ok, Outcome, Served} -> {ok, metrics(Run, Outcome, Served), verify(Run, Outcome, Served)};
+                {error, _Kind, _Message} = Error -> Error
+            end;
+        {error, _Kind, _Message} = Error ->
+            Error
+    end.
+
+first_error([Check]) ->
+    Check();
+first_error([Check | Rest]) ->
+    case Check() of
+        ok -> first_error(Rest);
+        Error -> Error
+    end.
+
+with_peer(#{host := Host} = PeerConfig, #{run := Run, variant := #{name := VariantName},
+                                         params := Params}) ->
+    Request = [msgbench_json:encode(#{workload => <<"socket">>, variant => VariantName,
+                                      params => Params}), $\n],
+    case msgbench_socket_peer:start(PeerConfig, Request) of
+        {ok, Peer} ->
+            try
+                case msgbench_socket_peer:next(Peer, <<"listening">>, ?LISTENING_MS) of
+                    {ok, #{<<"port">> := Port}} when is_integer(Port), Port > 0, Port =< 65535 ->
+                        sequence(Peer, Run, Host, Port);
+                    {ok, Line} ->
+                        {error, internal, ["the server's listening line has no port: ",
+                                           msgbench_json:encode(Line)]};
+                    {error, _Kind, _Message} = Error ->
+                        Error
+                end
+            after
+                msgbench_socket_peer:stop(Peer)
+            end;
+        {error, _Kind, _Message} = Error ->
+            Error
+    end.
+
+sequence(Peer, Run, Host, Port) ->
+    case msgbench_socket:run(Run, Host, Port) of
+        {ok, Outcome} ->
+            case msgbench_socket_peer:next(Peer, <<"served">>, ?SERVED_MS) of
+                {ok, #{<<"messages">> := Messages, <<"bytes">> := Bytes}}
+                  when is_integer(Messages), is_integer(Bytes) ->
+                    case msgbench_socket_peer:finish(Peer, ?EXIT_MS) of
+                        ok -> {ok, Outcome, #{messages => Messages, bytes => Bytes}};
+                        Error -> Error
+                    end;
+                {ok, Line} ->
+                    {error, internal, ["the server's served line lacks its counts: ",
+                                       msgbench_json:encode(Line)]};
+                {error, _Kind, _Message} = Error ->
+                    Error
+            end;
+        {error, true, Kind, Message} ->
+            case msgbench_socket_peer:explanation(Peer, ?EXPLAIN_MS) of
+                none -> {error, Kind, Message};
+                Explained -> Explained
+            end;
+        {error, false, Kind, Message} ->
+            {error, Kind, Message}
+    end.
+
+memory_fits(Side, #{sockets := Sockets, size := Size, data := Data, mode := Mode} = Run) ->
+    Needed = msgbench_socket:memory_needed(Side, Run),
+    case msgbench_measure:available_bytes() of
+        Available when is_integer(Available), Needed > Available ->
+            {error, resource,
+             io_lib:format("the ~ts needs about ~w MiB for sockets = ~w of size = ~w (data = ~ts, ~ts), "
+                           "more than the ~w MiB available",
+                           [Side, Needed bsr 20, Sockets, Size, Data, Mode, Available bsr 20])};
+        _ ->
+            ok
+    end.
+
+%% Times are means over sockets (as the seed), rates all sockets together
+%% over the wall time of the whole parallel sequence: from the release of
+%% every client to the last one done (flow: its ack, the receiver has every
+%% byte).
+metrics(#{mode := Mode, messages := Messages}, #{elapsed := Elapsed, wall := Wall} = Outcome, Served) ->
+    Mean = lists:sum(Elapsed) / length(Elapsed),
+    MeanUs = erlang:convert_time_unit(1, microsecond, native),
+    {Received, ReceivedBytes} = received(Mode, Outcome, Served),
+    #{elapsed_ms => Mean / erlang:convert_time_unit(1, millisecond, native),
+      round_trip_us => Mean / MeanUs / Messages,
+      bandwidth_bytes_per_s => ReceivedBytes / seconds(Wall),
+      msgs_per_s => Received / seconds(Wall),
+      peak_rss_bytes => msgbench_measure:peak_rss_bytes()}.
+
+%% echo: the echoes back at the clients; flow: what the server took.
+received(echo, #{received := Received, received_bytes := Bytes}, _Served) -> {Received, Bytes};
+received(flow, _Outcome, #{messages := Received, bytes := Bytes}) -> {Received, Bytes}.
+
+seconds(Native) -> Native / erlang:convert_time_unit(1, second, native).
+
+verify(#{mode := Mode}, #{sent := Sent, sent_bytes := SentBytes, mismatches := Mismatches} = Outcome,
+       Served) ->
+    {Received, ReceivedBytes} = received(Mode, Outcome, Served),
+    #{messages_sent => Sent, bytes_sent => SentBytes,
+      messages_received => Received, bytes_received => ReceivedBytes,
+      content_mismatches => Mismatches}.
+
+%% The server half of the same request: serves and prints its lines.
+-spec serve(config(), fun((map()) -> ok), fun(() -> term())) ->
+          ok | {error, msgbench_worker:error_kind(), iodata()}.
+serve(#{run := Run, port := Port}, Emit, WatchStdin) ->
+    msgbench_socket_server:serve(Run, Port, Emit, WatchStdin).

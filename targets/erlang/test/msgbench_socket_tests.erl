@@ -1,0 +1,258 @@
+%% The socket workload: framing on the wire, the prepared payloads, the
+%% content check, the three ways of reading, the watchdog, and client and
+%% server run against each other in this VM.
+-module(msgbench_socket_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+%% A connected pair: Client with the workload's options, Server raw or with
+%% the workload's options too.
+pair(Data, ServerOptions) ->
+    {ok, Listener} = gen_tcp:listen(0, [inet, {ip, loopback}, {active, false} | ServerOptions]),
+    {ok, Port} = inet:port(Listener),
+    {ok, Client} = gen_tcp:connect({127, 0, 0, 1}, Port, [inet | msgbench_socket:socket_options(Data)]),
+    {ok, Server} = gen_tcp:accept(Listener, 5000),
+    ok = gen_tcp:close(Listener),
+    {Client, Server}.
+
+close(Sockets) -> [gen_tcp:close(S) || S <- Sockets].
+
+%%--------------------------------------------------------------------
+%% Framing: {packet, 4} is the spec's 4-byte big-endian length + payload
+%%--------------------------------------------------------------------
+
+framing_on_the_wire_test_() ->
+    [{atom_to_list(Data), fun() -> framing_on_the_wire(Data) end} || Data <- [binary, list]].
+
+framing_on_the_wire(Data) ->
+    {Client, Raw} = pair(Data, [binary, {packet, raw}]),
+    Frames = msgbench_socket:frames(300, 10, Data),
+    Payload = element(8, Frames),
+    ok = gen_tcp:send(Client, Payload),
+    %% What the peer reads off the wire: the header, then 300 bytes of 7.
+    {ok, Wire} = gen_tcp:recv(Raw, 4 + 300, 5000),
+    ?assertEqual(<<300:32/big, (binary:copy(<<7>>, 300))/binary>>, Wire),
+    %% And a frame written by hand arrives as one payload, of the right type.
+    ok = gen_tcp:send(Raw, [<<3:32/big>>, <<9, 9, 9>>, <<1:32/big>>, <<6>>]),
+    ?assertEqual({ok, payload(Data, [9, 9, 9])}, msgbench_socket:recv(Client, false, 5000)),
+    ?assertEqual({ok, payload(Data, [6])}, msgbench_socket:recv(Client, false, 5000)),
+    close([Client, Raw]).
+
+payload(binary, Bytes) -> list_to_binary(Bytes);
+payload(list, Bytes) -> Bytes.
+
+%% A payload of 1 MiB crosses in one frame each way.
+large_frame_test() ->
+    {Client, Server} = pair(binary, msgbench_socket:socket_options(binary)),
+    Payload = binary:copy(<<5>>, 1 bsl 20),
+    ok = gen_tcp:send(Client, Payload),
+    {ok, Got} = msgbench_socket:recv(Server, false, 5000),
+    ?assertEqual(1 bsl 20, byte_size(Got)),
+    ?assertEqual(0, msgbench_socket:mismatch(true, Got, byte_size(Got), Payload, 5)),
+    close([Client, Server]).
+
+%%--------------------------------------------------------------------
+%% Prepared payloads
+%%--------------------------------------------------------------------
+
+frames_test() ->
+    Frames = msgbench_socket:frames(16, 1000, binary),
+    ?assertEqual(251, tuple_size(Frames)),
+    [?assertEqual(binary:copy(<<(V - 1)>>, 16), element(V, Frames)) || V <- lists:seq(1, 251)],
+    ?assertEqual(lists:duplicate(5, 3), element(4, msgbench_socket:frames(5, 10, list))).
+
+frame_count_test() ->
+    %% No more than there are messages; at most 251 values; within 64 MiB
+    %% of memory but never fewer than two, so consecutive messages differ.
+    ?assertEqual(1, msgbench_socket:frame_count(1024, 1, binary)),
+    ?assertEqual(2, msgbench_socket:frame_count(1024, 2, binary)),
+    ?assertEqual(251, msgbench_socket:frame_count(16, 262144, binary)),
+    ?assertEqual(64, msgbench_socket:frame_count(1 bsl 20, 4096, binary)),
+    ?assertEqual(4, msgbench_socket:frame_count(1 bsl 20, 4096, list)),
+    ?assertEqual(2, msgbench_socket:frame_count(64 bsl 20, 4, binary)).
+
+%% Lists too large for the literal area are not shared (each client
+%% builds its own); binaries always are (their bytes are off the area).
+shared_frames_test() ->
+    ?assert(msgbench_socket:shared_frames(64 bsl 20, 4, binary)),
+    ?assert(msgbench_socket:shared_frames(1024, 4096, list)),
+    ?assertNot(msgbench_socket:shared_frames(64 bsl 20, 4, list)),
+    ?assertNot(msgbench_socket:shared_frames(32 bsl 20, 1, list)).
+
+%%--------------------------------------------------------------------
+%% The content check
+%%--------------------------------------------------------------------
+
+mismatch_test_() ->
+    [{atom_to_list(Data), fun() -> mismatch(Data) end} || Data <- [binary, list]].
+
+mismatch(Data) ->
+    Sent = payload(Data, lists:duplicate(100, 7)),
+    Check = fun(Full, Echo) ->
+                    msgbench_socket:mismatch(Full, Echo, msgbench_socket:payload_bytes(Echo), Sent, 7)
+            end,
+    Same = payload(Data, lists:duplicate(100, 7)),
+    Stale = payload(Data, lists:duplicate(100, 6)),
+    Short = payload(Data, lists:duplicate(99, 7)),
+    Middle = payload(Data, lists:duplicate(50, 7) ++ [8] ++ lists:duplicate(49, 7)),
+    LastWrong = payload(Data, lists:duplicate(99, 7) ++ [8]),
+    Empty = payload(Data, []),
+    [?assertEqual(0, Check(Full, Same)) || Full <- [true, false]],
+    [?assertEqual(1, Check(Full, Echo)) || Full <- [true, false], Echo <- [Stale, Short, LastWrong, Empty]],
+    %% Only the full check sees a byte in the middle.
+    ?assertEqual(1, Check(true, Middle)),
+    ?assertEqual(0, Check(false, Middle)).
+
+payload_bytes_test() ->
+    ?assertEqual(3, msgbench_socket:payload_bytes(<<1, 2, 3>>)),
+    ?assertEqual(3, msgbench_socket:payload_bytes([1, 2, 3])).
+
+%%--------------------------------------------------------------------
+%% Reads: passive, {active, once}, {active, N}
+%%--------------------------------------------------------------------
+
+recv_modes_test_() ->
+    [{lists:flatten(io_lib:format("~w", [Active])), fun() -> recv_mode(Active) end} || Active <- [false, once, 2]].
+
+recv_mode(Active) ->
+    {Client, Server} = pair(binary, msgbench_socket:socket_options(binary)),
+    ok = msgbench_socket:arm(Client, Active),
+    %% Five frames: {active, 2} goes passive twice on the way and is
+    %% re-armed each time.
+    [ok = gen_tcp:send(Server, <<N>>) || N <- lists:seq(1, 5)],
+    [?assertEqual({ok, <<N>>}, msgbench_socket:recv(Client, Active)) || N <- lists:seq(1, 5)],
+    ?assertEqual({error, timeout}, msgbench_socket:recv(Client, Active, 50)),
+    ok = gen_tcp:close(Server),
+    ?assertEqual({error, closed}, msgbench_socket:recv(Client, Active, 5000)),
+    close([Client]).
+
+%%--------------------------------------------------------------------
+%% The watchdog
+%%--------------------------------------------------------------------
+
+watchdog_test() ->
+    {Client, Server} = pair(binary, msgbench_socket:socket_options(binary)),
+    Watchdog = msgbench_socket:watchdog(self(), 300, 50),
+    ok = msgbench_socket:watch(Watchdog, 7, Client),
+    %% Traffic keeps it alive.
+    [begin ok = gen_tcp:send(Server, <<1>>), {ok, _} = gen_tcp:recv(Client, 0), timer:sleep(100) end
+     || _ <- lists:seq(1, 5)],
+    receive {idle, _, _} = Early -> error({too_early, Early}) after 0 -> ok end,
+    %% A read that waits forever ends when the watchdog steps in.
+    ?assertEqual({error, closed}, msgbench_socket:recv(Client, false)),
+    receive {idle, K, IdleMs} -> ?assertEqual({7, 300}, {K, IdleMs}) after 1000 -> error(no_idle) end,
+    unlink(Watchdog),
+    exit(Watchdog, kill),
+    close([Client, Server]).
+
+%%--------------------------------------------------------------------
+%% Client and server in this VM
+%%--------------------------------------------------------------------
+
+%% Starts the server for Run on Port in a process of its own; its lines
+%% come back as {line, Map}. Its stdin watcher says {stdin_watcher, Server,
+%% Pid} and takes {stdin, close} as the end of stdin.
+start_server(Run, Port) ->
+    Self = self(),
+    spawn_link(fun() ->
+                       Server = self(),
+                       Emit = fun(Line) -> Self ! {line, Line}, ok end,
+                       WatchStdin = fun() -> Self ! {stdin_watcher, Server, self()},
+                                             receive {stdin, close} -> eof end
+                                    end,
+                       Self ! {server_returned, msgbench_socket_server:serve(Run, Port, Emit, WatchStdin)}
+               end).
+
+line() ->
+    receive {line, Line} -> Line after 10000 -> error(no_line) end.
+
+run(Mode, Data, Active, Sockets) ->
+    Run = #{mode => Mode, size => 100, messages => 50, sockets => Sockets, data => Data,
+            check_content => true, active => Active},
+    _ = start_server(Run, 0),
+    #{type := listening, port := Port} = line(),
+    {ok, Outcome} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
+    #{type := served} = Served = line(),
+    receive {server_returned, ok} -> ok after 5000 -> error(server_did_not_return) end,
+    {Outcome, Served}.
+
+client_and_server_test_() ->
+    {timeout, 60,
+     [{lists:flatten(io_lib:format("~w ~w ~w", [Mode, Data, Active])),
+       fun() ->
+               {Outcome, Served} = run(Mode, Data, Active, 3),
+               #{sent := Sent, sent_bytes := SentBytes, received := Received,
+                 received_bytes := ReceivedBytes, mismatches := Mismatches,
+                 elapsed := Elapsed, wall := Wall} = Outcome,
+               ?assertEqual({150, 15000, 0}, {Sent, SentBytes, Mismatches}),
+               ?assertMatch(#{messages := 150, bytes := 15000}, Served),
+               case Mode of
+                   echo -> ?assertEqual({150, 15000}, {Received, ReceivedBytes});
+                   flow -> ?assertEqual({0, 0}, {Received, ReceivedBytes})
+               end,
+               ?assertEqual(3, length(Elapsed)),
+               [?assert(E > 0 andalso E =< Wall) || E <- Elapsed]
+       end}
+      || Mode <- [echo, flow], Data <- [binary, list], Active <- [false, once, 4]]}.
+
+port_in_use_test() ->
+    {ok, Taken} = gen_tcp:listen(0, [inet]),
+    {ok, Port} = inet:port(Taken),
+    Run = #{mode => echo, size => 10, messages => 1, sockets => 1, data => binary,
+            check_content => true, active => false},
+    _ = start_server(Run, Port),
+    receive
+        {server_returned, {error, resource, Message}} ->
+            ?assertMatch({match, _}, re:run(Message, "port [0-9]+ is in use"))
+    after 5000 -> error(no_error)
+    end,
+    ok = gen_tcp:close(Taken).
+
+%% A server whose stdin closes gives up at once.
+stdin_closes_test() ->
+    Run = #{mode => echo, size => 10, messages => 1, sockets => 2, data => binary,
+            check_content => true, active => false},
+    Server = start_server(Run, 0),
+    #{type := listening} = line(),
+    receive {stdin_watcher, Server, Watcher} -> Watcher ! {stdin, close} end,
+    receive
+        {server_returned, {error, internal, Message}} ->
+            ?assertMatch({match, _}, re:run(Message, "stdin closed"))
+    after 5000 -> error(no_error)
+    end.
+
+%% A server that goes away mid-sequence: the client says which socket and
+%% that the connection was lost (the worker then asks the server why).
+server_dies_test() ->
+    {ok, Listener} = gen_tcp:listen(0, [inet, {active, false} | msgbench_socket:socket_options(binary)]),
+    {ok, Port} = inet:port(Listener),
+    _ = spawn_link(fun() ->
+                           {ok, S} = gen_tcp:accept(Listener),
+                           {ok, _} = gen_tcp:recv(S, 0),
+                           ok = gen_tcp:send(S, binary:copy(<<0>>, 10)),
+                           {ok, _} = gen_tcp:recv(S, 0),
+                           gen_tcp:close(S)
+                   end),
+    Run = #{mode => echo, size => 10, messages => 5, sockets => 1, data => binary,
+            check_content => true, active => false},
+    {error, true, internal, Message} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
+    ?assertMatch({match, _}, re:run(Message, "socket 1 after 1 of 5 messages")),
+    ok = gen_tcp:close(Listener).
+
+%% An echo of stale content is counted, not hidden.
+stale_echo_is_counted_test() ->
+    {ok, Listener} = gen_tcp:listen(0, [inet, {active, false} | msgbench_socket:socket_options(binary)]),
+    {ok, Port} = inet:port(Listener),
+    _ = spawn_link(fun() ->
+                           {ok, S} = gen_tcp:accept(Listener),
+                           {ok, First} = gen_tcp:recv(S, 0),
+                           ok = gen_tcp:send(S, First),
+                           %% Every later echo repeats the first message.
+                           [begin {ok, _} = gen_tcp:recv(S, 0), ok = gen_tcp:send(S, First) end
+                            || _ <- lists:seq(2, 4)],
+                           {error, closed} = gen_tcp:recv(S, 0)
+                   end),
+    Run = #{mode => echo, size => 10, messages => 4, sockets => 1, data => binary,
+            check_content => false, active => false},
+    {ok, #{mismatches := 3, received := 4}} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
+    ok = gen_tcp:close(Listener).
