@@ -16,6 +16,9 @@ import (
 // batching_bytes = N: PUBLISH commands are queued in a go-redis Pipeline until
 // N payload bytes are pending, then sent in one write with Exec and their
 // replies read together: Redis's own form of batching (pipelining).
+//
+// The connection is a sourceConn (conn.go): a pipeline reaches the socket in
+// one write(2), not in go-redis's 4 KiB pieces.
 type source struct {
 	client *redis.Client
 	topic  string
@@ -23,8 +26,20 @@ type source struct {
 
 	batch   int             // batching_bytes
 	pipe    redis.Pipeliner // nil when batch == 0
-	arena   []byte          // copies of the queued messages (the caller reuses msg)
 	pending int             // payload bytes queued in pipe
+	slots   []slot          // the PUBLISH commands of a batch, reused batch after batch
+	queued  int             // slots queued in pipe
+}
+
+// slot is one reusable PUBLISH command and the buffer its message argument
+// is. The command is built once (its []interface{} args, the boxed channel
+// name and message, the IntCmd); each batch copies the next message into the
+// buffer and queues the same command again with Pipeline.Process. After
+// Exec, go-redis no longer holds a command (it reads each reply into it and
+// sets its error), so reusing it for the next batch is safe.
+type slot struct {
+	cmd *redis.IntCmd
+	buf []byte
 }
 
 // Connect opens source i's connection and checks it with a PING.
@@ -33,6 +48,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p 
 	if err != nil {
 		return nil, err
 	}
+	opt.Dialer = dialSource
 	c := redis.NewClient(opt)
 	if err := ping(ctx, env, c); err != nil {
 		c.Close()
@@ -41,8 +57,6 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p 
 	s := &source{client: c, topic: pubsubkit.Topic(i), ctx: context.Background(), batch: p.BatchingBytes}
 	if s.batch > 0 {
 		s.pipe = c.Pipeline()
-		// One batch plus the message that overflows it: no reallocation.
-		s.arena = make([]byte, 0, s.batch+p.PayloadBytes)
 	}
 	return s, nil
 }
@@ -54,11 +68,22 @@ func (s *source) Publish(msg []byte) error {
 		}
 		return nil
 	}
-	// The pipeline keeps the argument until Exec: queue a copy. Slices taken
-	// before an (unexpected) reallocation keep their old backing array.
-	off := len(s.arena)
-	s.arena = append(s.arena, msg...)
-	s.pipe.Publish(s.ctx, s.topic, s.arena[off:len(s.arena):len(s.arena)])
+	// The pipeline keeps the argument until Exec and the caller reuses msg:
+	// queue a copy, in the next slot (made at first use, or when the
+	// message's length changes).
+	if s.queued == len(s.slots) {
+		s.slots = append(s.slots, slot{})
+	}
+	sl := &s.slots[s.queued]
+	if len(sl.buf) != len(msg) {
+		sl.buf = make([]byte, len(msg))
+		sl.cmd = redis.NewIntCmd(s.ctx, "publish", s.topic, sl.buf)
+	}
+	copy(sl.buf, msg)
+	if err := s.pipe.Process(s.ctx, sl.cmd); err != nil {
+		return fmt.Errorf("redis PUBLISH %s: %w", s.topic, err)
+	}
+	s.queued++
 	s.pending += len(msg)
 	if s.pending >= s.batch {
 		return s.exec()
@@ -72,8 +97,8 @@ func (s *source) exec() error {
 		return nil
 	}
 	_, err := s.pipe.Exec(s.ctx)
-	s.arena = s.arena[:0]
 	s.pending = 0
+	s.queued = 0
 	if err != nil {
 		return fmt.Errorf("redis pipelined PUBLISH %s: %w", s.topic, err)
 	}

@@ -2,6 +2,9 @@ package redissys
 
 import (
 	"context"
+	"io"
+	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -109,4 +112,38 @@ func TestOutputBufferDisconnect(t *testing.T) {
 		}
 	}
 	t.Fatal("no message after the receiver's reconnect")
+}
+
+func TestLargeMessages(t *testing.T) {
+	// Messages above sourceConn's maxPending, pipelined and one by one.
+	roundTrip(t, pubsubkit.Params{PayloadBytes: 1_500_000, Sources: 1, SourceThreads: 1, Receivers: 1, BatchingBytes: 3_000_000}, 5)
+	roundTrip(t, pubsubkit.Params{PayloadBytes: 8192, Sources: 1, SourceThreads: 1, Receivers: 1}, 300)
+}
+
+// writeCounter is a net.Conn that records its writes.
+type writeCounter struct {
+	net.Conn
+	writes []int
+}
+
+func (w *writeCounter) Write(b []byte) (int, error) {
+	w.writes = append(w.writes, len(b))
+	return len(b), nil
+}
+func (w *writeCounter) Read([]byte) (int, error) { return 0, io.EOF }
+
+func TestSourceConnOneWritePerRequest(t *testing.T) {
+	wc := &writeCounter{}
+	c := &sourceConn{Conn: wc}
+	for i := 0; i < 5; i++ {
+		c.Write(make([]byte, 4096))
+	}
+	if len(wc.writes) != 0 {
+		t.Fatalf("wrote %v before the read", wc.writes)
+	}
+	c.Read(make([]byte, 16))
+	c.Write(make([]byte, maxPending+1)) // too large to hold: goes at once
+	if want := []int{5 * 4096, maxPending + 1}; !slices.Equal(wc.writes, want) {
+		t.Fatalf("writes %v, want %v", wc.writes, want)
+	}
 }
