@@ -32,8 +32,8 @@ type publishing struct {
 }
 
 // publishAll runs the sources for p.DurationS, spread round-robin over
-// p.SourceThreads goroutines each locked to its own OS thread (the seed's
-// -T), then flushes each source from its thread. The first failure stops
+// p.SourceThreads goroutines (the seed's -T threads; locked to OS threads
+// when paced), then flushes each source from its goroutine. The first failure stops
 // every thread.
 func publishAll(srcs []Source, p Params) (publishing, error) {
 	runs := make([]*sourceRun, len(srcs))
@@ -57,9 +57,15 @@ func publishAll(srcs []Source, p Params) (publishing, error) {
 		wg.Add(1)
 		go func(group []*sourceRun) {
 			defer wg.Done()
-			// Never unlocked: the thread ends with the goroutine, and no
-			// other goroutine ever shares it.
-			runtime.LockOSThread()
+			// A paced source sleeps in nanosleep and spins to its send times,
+			// which needs a thread of its own (never unlocked: the thread ends
+			// with the goroutine). Flat out, a plain goroutine is Go's idiom:
+			// locked, every wait for a broker's reply (redis, NATS flush,
+			// confirms) hands the socket to another thread and back, 2-3
+			// context switches per round trip, which halved redis's rate.
+			if p.Rate > 0 {
+				runtime.LockOSThread()
+			}
 			var err error
 			if p.Rate > 0 {
 				err = publishPaced(group, p, newSchedule(start, p), &stop)
