@@ -260,11 +260,13 @@ def sort_key(x: object) -> tuple:
 def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
                   x_of: Callable[[Entry], object] | None = None,
                   split: Callable[[Entry], str] | None = None, suffix: str = "",
-                  axis: str = "y", dash: bool = False) -> list[dict]:
+                  axis: str = "y", dash: bool = False, colour_by_series: bool = False) -> list[dict]:
     """One trace per run/target/variant (and per split value): the metric at every x.
 
     split names what else sets entries of one chart apart ("sockets=16"); it joins
     the label in brackets. suffix is appended to every label ("received").
+    colour_by_series: a series' traces of several metrics share its colour (pubsub's
+    solid message rate and dashed payload rate); otherwise each label has its own.
     """
     x_of = x_of or (lambda e: e.summary.get("x"))
     split = split or (lambda e: "")
@@ -276,7 +278,7 @@ def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
                                         f"[{split(members[0])}]" if split(members[0]) else ""]))
         label = " ".join(filter(None, [series, suffix]))
         traces.append(trace(label, [point_of(at.get(x), metric, x) for x in xs], axis=axis,
-                            dash=dash, colour_key=series))
+                            dash=dash, colour_key=series if colour_by_series else label))
     return traces
 
 

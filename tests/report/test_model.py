@@ -2,7 +2,7 @@
 
 import pytest
 
-from msgbench.report import figures, model
+from msgbench.report import figures, html, model
 
 
 def entries(doc, workload):
@@ -127,3 +127,18 @@ def test_table_numbers(value, text):
 ])
 def test_status_text(status, text):
     assert figures.status_text(status) == text
+
+
+def test_traces_of_two_metrics_share_a_colour_only_when_asked(every_workload):
+    """pubsub's message and payload rates of one target share its colour; chat's sent and
+    received (same axis, same line style) must not, or they could not be told apart."""
+    sections = html.sections_of(every_workload)
+    pubsub = next(s for s in sections if s["workload"] == "pubsub")["items"][0]
+    keys = {}
+    for t in pubsub["traces"]:
+        keys.setdefault(t["colour_key"], []).append(t["axis"])
+    assert all(sorted(axes) == ["y", "y2"] for axes in keys.values())
+    chat = next(s for s in sections if s["workload"] == "chat")["items"]
+    for item in chat:
+        if item.get("kind") == "xy":
+            assert len({t["colour_key"] for t in item["traces"]}) == len(item["traces"])

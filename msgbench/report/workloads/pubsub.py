@@ -21,9 +21,10 @@ def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
             return e.params.get(PAYLOAD)
 
         traces = model.series_traces(data, entries, MESSAGES, x_of=x_of, split=split,
-                                     suffix="messages")
+                                     suffix="messages", colour_by_series=True)
         traces += model.series_traces(data, entries, PAYLOAD_RATE, x_of=x_of, split=split,
-                                      suffix="payload", axis="y2", dash=True)
+                                      suffix="payload", axis="y2", dash=True,
+                                      colour_by_series=True)
         items.append(figures.xy(
             ids.next(), f"{scenario}: message rate and payload rate vs payload size",
             x_label="payload size (bytes)", y_label="messages/s (solid)",
