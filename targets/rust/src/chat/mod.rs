@@ -328,15 +328,18 @@ mod tests {
 
     #[test]
     fn realistic_clients_send_once_per_think_period() {
-        // T = 0.3 s, think = 50 ms: six sends per client, the last one possibly
-        // falling just past T on the 1 ms timer.
+        // T = 0.3 s, think = 50 ms: at most six sends per client (the last one
+        // possibly falling just past T on the 1 ms timer), never more: a client
+        // waits its think time. How many fewer depends on how late a loaded
+        // machine fires the timers (70 of 120 seen under a load of 15), so the
+        // lower bound asks for a third of the periods.
         let params = params(5, 4, 0.3, 50);
         for variant in [Variant::Default, Variant::CurrentThread] {
             let run = chat(variant, &params);
             assert_verifies(&run, &params);
             let users = params.users();
             assert!(
-                run.sent >= 5 * users && run.sent <= 6 * users,
+                run.sent >= 2 * users && run.sent <= 6 * users,
                 "{variant:?}: {} sends by {users} users",
                 run.sent
             );
