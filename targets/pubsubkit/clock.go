@@ -40,6 +40,3 @@ func calibrate() {
 
 // monoNow is CLOCK_MONOTONIC in nanoseconds.
 func monoNow() int64 { return clockBaseMono + int64(time.Since(clockBase)) }
-
-// monoTime is the Go time at CLOCK_MONOTONIC ns, for timers and sleeps.
-func monoTime(ns int64) time.Time { return clockBase.Add(time.Duration(ns - clockBaseMono)) }

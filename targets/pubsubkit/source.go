@@ -19,6 +19,7 @@ type Idler interface {
 type sourceRun struct {
 	index     int
 	src       Source
+	idler     Idler // src as an Idler, nil when it is not one
 	msg       []byte
 	seq       uint32
 	published int64
@@ -39,7 +40,8 @@ func publishAll(srcs []Source, p Params) (publishing, error) {
 	runs := make([]*sourceRun, len(srcs))
 	groups := make([][]*sourceRun, p.SourceThreads)
 	for i, src := range srcs {
-		runs[i] = &sourceRun{index: i, src: src, msg: make([]byte, p.PayloadBytes)}
+		idler, _ := src.(Idler)
+		runs[i] = &sourceRun{index: i, src: src, idler: idler, msg: make([]byte, p.PayloadBytes)}
 		groups[i%p.SourceThreads] = append(groups[i%p.SourceThreads], runs[i])
 	}
 	var (
@@ -63,12 +65,10 @@ func publishAll(srcs []Source, p Params) (publishing, error) {
 			// locked, every wait for a broker's reply (redis, NATS flush,
 			// confirms) hands the socket to another thread and back, 2-3
 			// context switches per round trip, which halved redis's rate.
-			if p.Rate > 0 {
-				runtime.LockOSThread()
-			}
 			var err error
 			if p.Rate > 0 {
-				err = publishPaced(group, p, newSchedule(start, p), &stop)
+				runtime.LockOSThread()
+				err = publishPaced(group, newSchedule(start, p), &stop)
 			} else {
 				err = publishFlat(group, p, start, &stop)
 			}
@@ -112,16 +112,16 @@ func publishFlat(group []*sourceRun, p Params, start int64, stop *atomic.Bool) e
 
 // publishPaced publishes on the open-loop schedule (rate > 0); the thread's
 // sources share it, so message k of each is due at the same time.
-func publishPaced(group []*sourceRun, p Params, sch schedule, stop *atomic.Bool) error {
-	for k := int64(0); !sch.done(k) && k < math.MaxUint32; k++ {
-		if stop.Load() {
+func publishPaced(group []*sourceRun, sch schedule, stop *atomic.Bool) error {
+	for k := int64(0); k < math.MaxUint32; k++ {
+		due := sch.at(k)
+		if due >= sch.end || stop.Load() {
 			return nil
 		}
-		due := sch.at(k)
 		if monoNow() < due {
 			for _, s := range group {
-				if idler, ok := s.src.(Idler); ok {
-					if err := idler.Idle(); err != nil {
+				if s.idler != nil {
+					if err := s.idler.Idle(); err != nil {
 						return fmt.Errorf("source %d: %w", s.index, err)
 					}
 				}

@@ -11,7 +11,7 @@
 
 -export([socket_options/1, arm/2, recv/2, recv/3, frames/3, frame_count/3, shared_frames/3,
          payload_bytes/1,
-         mismatch/5, run/3, memory_needed/2, watchdog/1, watchdog/3, watch/3]).
+         mismatch/5, run/3, memory_needed/2, memory_fits/2, watchdog/1, watchdog/3, watch/3]).
 
 -export_type([run/0, data/0, outcome/0]).
 
@@ -157,6 +157,21 @@ memory_needed(Side, #{mode := Mode, size := Size, messages := Messages, sockets 
         {client, echo} -> Shared + Sockets * (Own + Delivered);
         {client, flow} -> Shared + Sockets * (Own + Size);
         {server, _} -> Sockets * Delivered
+    end.
+
+%% ok when what memory_needed/2 counts fits in the memory available now,
+%% else the resource error that refuses the run.
+-spec memory_fits(client | server, run()) -> ok | {error, resource, iodata()}.
+memory_fits(Side, #{sockets := Sockets, size := Size, data := Data, mode := Mode} = Run) ->
+    Needed = memory_needed(Side, Run),
+    case msgbench_measure:available_bytes() of
+        Available when is_integer(Available), Needed > Available ->
+            {error, resource,
+             io_lib:format("the ~ts needs about ~w MiB for sockets = ~w of size = ~w (data = ~ts, ~ts), "
+                           "more than the ~w MiB available",
+                           [Side, Needed bsr 20, Sockets, Size, Data, Mode, Available bsr 20])};
+        _ ->
+            ok
     end.
 
 %%--------------------------------------------------------------------

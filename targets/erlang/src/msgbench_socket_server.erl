@@ -47,21 +47,10 @@ serve(#{sockets := Sockets} = Run, Port, Emit, WatchStdin) ->
     end.
 
 %% Handlers, the acceptor, the stdin watcher and the watchdog.
-preflight(#{sockets := Sockets, size := Size, data := Data} = Run) ->
+preflight(#{sockets := Sockets} = Run) ->
     case msgbench_limits:process_headroom(<<"sockets">>, Sockets, Sockets + 3) of
-        ok ->
-            Needed = msgbench_socket:memory_needed(server, Run),
-            case msgbench_measure:available_bytes() of
-                Available when is_integer(Available), Needed > Available ->
-                    {error, resource,
-                     io_lib:format("the server needs about ~w MiB for sockets = ~w of size = ~w "
-                                   "(data = ~ts), more than the ~w MiB available",
-                                   [Needed bsr 20, Sockets, Size, Data, Available bsr 20])};
-                _ ->
-                    ok
-            end;
-        Error ->
-            Error
+        ok -> msgbench_socket:memory_fits(server, Run);
+        Error -> Error
     end.
 
 listen(#{sockets := Sockets, data := Data}, Port) ->

@@ -49,7 +49,7 @@ configure(#{<<"mode">> := Mode, <<"size">> := Size, <<"total_bytes">> := TotalBy
 -spec measure(config()) -> {ok, map(), map()} | {error, msgbench_worker:error_kind(), iodata()}.
 measure(#{run := #{sockets := Sockets} = Run, remote := Remote, variant := Variant} = Config) ->
     Checks = [fun() -> msgbench_limits:process_headroom(<<"sockets">>, Sockets, Sockets + 1) end,
-              fun() -> memory_fits(client, Run) end,
+              fun() -> msgbench_socket:memory_fits(client, Run) end,
               fun() -> msgbench_socket_peer:config(Remote, Variant) end],
     case first_error(Checks) of
         {ok, PeerConfig} ->
@@ -115,18 +115,6 @@ sequence(Peer, Run, Host, Port) ->
             end;
         {error, false, Kind, Message} ->
             {error, Kind, Message}
-    end.
-
-memory_fits(Side, #{sockets := Sockets, size := Size, data := Data, mode := Mode} = Run) ->
-    Needed = msgbench_socket:memory_needed(Side, Run),
-    case msgbench_measure:available_bytes() of
-        Available when is_integer(Available), Needed > Available ->
-            {error, resource,
-             io_lib:format("the ~ts needs about ~w MiB for sockets = ~w of size = ~w (data = ~ts, ~ts), "
-                           "more than the ~w MiB available",
-                           [Side, Needed bsr 20, Sockets, Size, Data, Mode, Available bsr 20])};
-        _ ->
-            ok
     end.
 
 %% Times are means over sockets (as the seed), rates all sockets together

@@ -49,7 +49,6 @@ const discardChunk = 1 << 20
 // byte(i mod len(bufs)); consecutive messages differ whenever there are two
 // or more, so an echo that returns a stale message is caught.
 type Frames struct {
-	size int64
 	bufs [][]byte
 }
 
@@ -69,7 +68,7 @@ func frameCount(size, messages int64) int64 {
 // NewFrames prepares the frames of size-byte messages.
 func NewFrames(size, messages int64) *Frames {
 	n := frameCount(size, messages)
-	f := &Frames{size: size, bufs: make([][]byte, n)}
+	f := &Frames{bufs: make([][]byte, n)}
 	for v := range f.bufs {
 		buf := make([]byte, headerBytes+size)
 		binary.BigEndian.PutUint32(buf, uint32(size))

@@ -71,22 +71,30 @@ func (s *source) Publish(msg []byte) error {
 
 // waitConfirm takes the oldest confirmation (the library hands them over in
 // publishing order, one per message even when the broker acks several).
+// With the window full this runs once per Publish: a confirmation already
+// there is taken without starting a timer.
 func (s *source) waitConfirm() error {
-	t := time.NewTimer(confirmLimit)
-	defer t.Stop()
+	var c amqp.Confirmation
+	var ok bool
 	select {
-	case c, ok := <-s.confirms:
-		if !ok {
-			return fmt.Errorf("rabbitmq at %s: channel closed with %d publishes unconfirmed", s.env.ServiceURL, s.outstanding)
+	case c, ok = <-s.confirms:
+	default:
+		t := time.NewTimer(confirmLimit)
+		select {
+		case c, ok = <-s.confirms:
+			t.Stop()
+		case <-t.C:
+			return fmt.Errorf("rabbitmq at %s: no publisher confirm within %s", s.env.ServiceURL, confirmLimit)
 		}
-		s.outstanding--
-		if !c.Ack {
-			return fmt.Errorf("rabbitmq at %s: the broker nacked publish %d on %s", s.env.ServiceURL, c.DeliveryTag, s.topic)
-		}
-		return nil
-	case <-t.C:
-		return fmt.Errorf("rabbitmq at %s: no publisher confirm within %s", s.env.ServiceURL, confirmLimit)
 	}
+	if !ok {
+		return fmt.Errorf("rabbitmq at %s: channel closed with %d publishes unconfirmed", s.env.ServiceURL, s.outstanding)
+	}
+	s.outstanding--
+	if !c.Ack {
+		return fmt.Errorf("rabbitmq at %s: the broker nacked publish %d on %s", s.env.ServiceURL, c.DeliveryTag, s.topic)
+	}
+	return nil
 }
 
 // Flush waits for every outstanding confirmation ("confirms"); without
