@@ -1,9 +1,10 @@
 #include "fanin_params.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "param_check.h"
 
 /* Ranges from spec/workloads/fanin.json. */
 enum {
@@ -24,25 +25,6 @@ static const char *const PARAM_NAMES[] = {"senders", "duration_ms", "mix", "meth
                                           "memory_limit_mb"};
 #define PARAM_COUNT (sizeof PARAM_NAMES / sizeof PARAM_NAMES[0])
 
-typedef struct {
-    error_kind *kind;
-    char *message;
-    size_t message_size;
-} complaint;
-
-static bool reject(complaint *c, error_kind kind, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool reject(complaint *c, error_kind kind, const char *format, ...)
-{
-    *c->kind = kind;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(c->message, c->message_size, format, args);
-    va_end(args);
-    return false;
-}
-
 const char *signal_kind_name(signal_kind kind)
 {
     switch (kind) {
@@ -53,54 +35,37 @@ const char *signal_kind_name(signal_kind kind)
     return "unknown";
 }
 
-static bool decode_integer(complaint *c, const json_value *params, const char *name,
-                           long long min, long long max, const char *why, long long *out)
-{
-    const json_value *v = json_object_get(params, name);
-    if (v == NULL) {
-        return reject(c, ERROR_BAD_PARAMS, "%s is missing: %s must be an integer between %lld and %lld",
-                      name, name, min, max);
-    }
-    char given[96];
-    json_format(v, given, sizeof given);
-    if (!json_as_integer(v, out) || *out < min || *out > max) {
-        return reject(c, ERROR_BAD_PARAMS, "%s = %s is out of range: %s must be an integer between %lld and %lld%s",
-                      name, given, name, min, max, why);
-    }
-    return true;
-}
-
-static bool decode_mix_entry(complaint *c, const json_value *item, size_t index, mix_entry *out)
+static bool decode_mix_entry(param_complaint *c, const json_value *item, size_t index, mix_entry *out)
 {
     char given[96];
     json_format(item, given, sizeof given);
     if (item->type != JSON_OBJECT) {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu] = %s is not valid: each mix item must be an object {percent, kind, size}",
-                      index, given);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu] = %s is not valid: each mix item must be an object {percent, kind, size}",
+                            index, given);
     }
     for (size_t i = 0; i < item->as.object.count; i++) {
         const char *key = item->as.object.members[i].key;
         if (strcmp(key, "percent") != 0 && strcmp(key, "kind") != 0 && strcmp(key, "size") != 0) {
-            return reject(c, ERROR_BAD_PARAMS, "mix[%zu].%s is not a known field: mix items have exactly percent, kind and size",
-                          index, key);
+            return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].%s is not a known field: mix items have exactly percent, kind and size",
+                                index, key);
         }
     }
 
     const json_value *percent = json_object_get(item, "percent");
     if (percent == NULL) {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu].percent is missing: it must be a number > 0 and <= 100", index);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].percent is missing: it must be a number > 0 and <= 100", index);
     }
     json_format(percent, given, sizeof given);
     if (percent->type != JSON_NUMBER || !(percent->as.number.value > 0.0) ||
         percent->as.number.value > PERCENT_TOTAL) {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu].percent = %s is out of range: it must be a number > 0 and <= 100",
-                      index, given);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].percent = %s is out of range: it must be a number > 0 and <= 100",
+                            index, given);
     }
     out->percent = percent->as.number.value;
 
     const json_value *kind = json_object_get(item, "kind");
     if (kind == NULL) {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu].kind is missing: it must be \"message\" or \"exit_signal\"", index);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].kind is missing: it must be \"message\" or \"exit_signal\"", index);
     }
     json_format(kind, given, sizeof given);
     if (kind->type == JSON_STRING && strcmp(kind->as.string.chars, "message") == 0) {
@@ -108,35 +73,35 @@ static bool decode_mix_entry(complaint *c, const json_value *item, size_t index,
     } else if (kind->type == JSON_STRING && strcmp(kind->as.string.chars, "exit_signal") == 0) {
         out->kind = SIGNAL_EXIT_SIGNAL;
     } else {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu].kind = %s is not valid: it must be \"message\" or \"exit_signal\"",
-                      index, given);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].kind = %s is not valid: it must be \"message\" or \"exit_signal\"",
+                            index, given);
     }
 
     const json_value *size = json_object_get(item, "size");
     if (size == NULL) {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu].size is missing: it must be an integer between %d and %d",
-                      index, MIN_SIZE, MAX_SIZE);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].size is missing: it must be an integer between %d and %d",
+                            index, MIN_SIZE, MAX_SIZE);
     }
     json_format(size, given, sizeof given);
     if (!json_as_integer(size, &out->size) || out->size < MIN_SIZE || out->size > MAX_SIZE) {
-        return reject(c, ERROR_BAD_PARAMS, "mix[%zu].size = %s is out of range: it must be an integer between %d and %d",
-                      index, given, MIN_SIZE, MAX_SIZE);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix[%zu].size = %s is out of range: it must be an integer between %d and %d",
+                            index, given, MIN_SIZE, MAX_SIZE);
     }
     return true;
 }
 
-static bool decode_mix(complaint *c, const json_value *params, fanin_params *out)
+static bool decode_mix(param_complaint *c, const json_value *params, fanin_params *out)
 {
     const json_value *mix = json_object_get(params, "mix");
     if (mix == NULL) {
-        return reject(c, ERROR_BAD_PARAMS, "mix is missing: mix must be an array of 1 to %d {percent, kind, size} objects",
-                      FANIN_MAX_MIX);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix is missing: mix must be an array of 1 to %d {percent, kind, size} objects",
+                            FANIN_MAX_MIX);
     }
     char given[96];
     json_format(mix, given, sizeof given);
     if (mix->type != JSON_ARRAY || mix->as.array.count < 1 || mix->as.array.count > FANIN_MAX_MIX) {
-        return reject(c, ERROR_BAD_PARAMS, "mix = %s is not valid: mix must be an array of 1 to %d {percent, kind, size} objects",
-                      given, FANIN_MAX_MIX);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix = %s is not valid: mix must be an array of 1 to %d {percent, kind, size} objects",
+                            given, FANIN_MAX_MIX);
     }
     double total = 0.0;
     for (size_t i = 0; i < mix->as.array.count; i++) {
@@ -147,69 +112,42 @@ static bool decode_mix(complaint *c, const json_value *params, fanin_params *out
     }
     out->mix_length = mix->as.array.count;
     if (fabs(total - PERCENT_TOTAL) > PERCENT_TOLERANCE) {
-        return reject(c, ERROR_BAD_PARAMS, "mix = %s is not valid: its percents add to %g, they must add to 100",
-                      given, total);
+        return param_reject(c, ERROR_BAD_PARAMS, "mix = %s is not valid: its percents add to %g, they must add to 100",
+                            given, total);
     }
     return true;
-}
-
-static bool decode_method(complaint *c, const json_value *params, fanin_method *out)
-{
-    const json_value *method = json_object_get(params, "method");
-    if (method == NULL) {
-        return reject(c, ERROR_BAD_PARAMS, "method is missing: method must be \"msgbench\" or \"otp\"");
-    }
-    if (method->type == JSON_STRING && strcmp(method->as.string.chars, "msgbench") == 0) {
-        *out = METHOD_MSGBENCH;
-        return true;
-    }
-    if (method->type == JSON_STRING && strcmp(method->as.string.chars, "otp") == 0) {
-        *out = METHOD_OTP;
-        return true;
-    }
-    char given[96];
-    json_format(method, given, sizeof given);
-    return reject(c, ERROR_BAD_PARAMS, "method = %s is not valid: method must be \"msgbench\" or \"otp\"", given);
 }
 
 bool fanin_params_decode(const json_value *params, fanin_params *out, error_kind *kind,
                          char *message, size_t message_size)
 {
-    complaint c = {kind, message, message_size};
+    param_complaint c = {kind, message, message_size};
     memset(out, 0, sizeof *out);
-    if (params == NULL || params->type != JSON_OBJECT) {
-        return reject(&c, ERROR_BAD_PARAMS, "params must be an object");
-    }
-    for (size_t i = 0; i < params->as.object.count; i++) {
-        const char *name = params->as.object.members[i].key;
-        bool known = false;
-        for (size_t j = 0; j < PARAM_COUNT; j++) {
-            known = known || strcmp(name, PARAM_NAMES[j]) == 0;
-        }
-        if (!known) {
-            return reject(&c, ERROR_BAD_PARAMS,
-                          "%s is not a parameter of fanin: its parameters are senders, duration_ms, mix, method and memory_limit_mb",
-                          name);
-        }
+    if (!param_check_names(&c, params, "fanin", PARAM_NAMES, PARAM_COUNT)) {
+        return false;
     }
 
     long long max_senders = FANIN_MAX_THREADS - 1 < SPEC_MAX_SENDERS ? FANIN_MAX_THREADS - 1 : SPEC_MAX_SENDERS;
+    int method = 0;
     char why[128];
     snprintf(why, sizeof why, " (the c target runs one OS thread per sender, plus the receiver: max_processes = %d)",
              FANIN_MAX_THREADS);
-    if (!decode_integer(&c, params, "senders", 1, max_senders, why, &out->senders) ||
-        !decode_integer(&c, params, "duration_ms", MIN_DURATION_MS, MAX_DURATION_MS, "", &out->duration_ms) ||
-        !decode_mix(&c, params, out) || !decode_method(&c, params, &out->method) ||
-        !decode_integer(&c, params, "memory_limit_mb", MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, "",
-                        &out->memory_limit_mb)) {
+    if (!param_integer(&c, params, "senders", 1, max_senders, why, &out->senders) ||
+        !param_integer(&c, params, "duration_ms", MIN_DURATION_MS, MAX_DURATION_MS, "", &out->duration_ms) ||
+        !decode_mix(&c, params, out) || !param_choice(&c, params, "method", "msgbench", "otp", &method)) {
+        return false;
+    }
+    out->method = method == 0 ? METHOD_MSGBENCH : METHOD_OTP;
+    if (!param_integer(&c, params, "memory_limit_mb", MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, "",
+                       &out->memory_limit_mb)) {
         return false;
     }
 
     for (size_t i = 0; i < out->mix_length; i++) {
         if (out->mix[i].kind == SIGNAL_EXIT_SIGNAL) {
-            return reject(&c, ERROR_UNSUPPORTED,
-                          "mix[%zu].kind = \"exit_signal\" is not supported: exit signals are an Erlang notion; C threads have no equivalent",
-                          i);
+            return param_reject(&c, ERROR_UNSUPPORTED,
+                                "mix[%zu].kind = \"exit_signal\" is not supported: exit signals are an Erlang notion; C threads have no equivalent",
+                                i);
         }
     }
     return true;

@@ -5,37 +5,26 @@
 #include "fanin.h"
 #include "fanin_params.h"
 #include "json.h"
+#include "params_test.h"
 
 #define DEFAULT_MIX "[{\"percent\": 100, \"kind\": \"message\", \"size\": 1}]"
+
+static bool decode_fanin(const json_value *params, void *out, error_kind *kind, char *message, size_t size)
+{
+    return fanin_params_decode(params, out, kind, message, size);
+}
 
 /* Decodes params given as JSON text; returns 1 on success, else stores kind/message. */
 static int decode(const char *text, fanin_params *p, error_kind *kind, char *message, size_t size)
 {
-    char error[256];
-    json_value *v = json_parse(text, strlen(text), error, sizeof error);
-    if (v == NULL) {
-        fprintf(stderr, "test JSON does not parse: %s: %s\n", text, error);
-        return 0;
-    }
-    int ok = fanin_params_decode(v, p, kind, message, size);
-    json_free(v);
-    return ok;
+    return params_decode_text(decode_fanin, text, p, kind, message, size);
 }
 
 /* True if params are rejected with this kind and a message containing expected. */
 static int rejected(const char *text, error_kind expected_kind, const char *expected)
 {
     fanin_params p;
-    error_kind kind = ERROR_INTERNAL;
-    char message[1024] = "";
-    if (decode(text, &p, &kind, message, sizeof message)) {
-        return 0;
-    }
-    if (kind != expected_kind || strstr(message, expected) == NULL) {
-        fprintf(stderr, "unexpected rejection of %s: %s\n", text, message);
-        return 0;
-    }
-    return 1;
+    return params_rejected(decode_fanin, text, &p, expected_kind, expected);
 }
 
 static void test_params(void)

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "json.h"
+#include "params_test.h"
 #include "socket_client.h"
 #include "socket_net.h"
 #include "socket_params.h"
@@ -19,33 +20,20 @@
 
 #define SERVE_COMMAND "[\"./bin/msgbench-c\", \"--serve\"]"
 
+static bool decode_socket(const json_value *params, void *out, error_kind *kind, char *message, size_t size)
+{
+    return socket_params_decode(params, out, kind, message, size);
+}
+
 static int decode(const char *text, socket_params *p, error_kind *kind, char *message, size_t size)
 {
-    char error[256];
-    json_value *v = json_parse(text, strlen(text), error, sizeof error);
-    if (v == NULL) {
-        fprintf(stderr, "test JSON does not parse: %s: %s\n", text, error);
-        return 0;
-    }
-    int ok = socket_params_decode(v, p, kind, message, size);
-    json_free(v);
-    return ok;
+    return params_decode_text(decode_socket, text, p, kind, message, size);
 }
 
 static int rejected(const char *text, error_kind expected_kind, const char *expected)
 {
     socket_params p;
-    error_kind kind = ERROR_INTERNAL;
-    char message[1024] = "";
-    if (decode(text, &p, &kind, message, sizeof message)) {
-        fprintf(stderr, "accepted: %s\n", text);
-        return 0;
-    }
-    if (kind != expected_kind || strstr(message, expected) == NULL) {
-        fprintf(stderr, "unexpected rejection of %s: %s\n", text, message);
-        return 0;
-    }
-    return 1;
+    return params_rejected(decode_socket, text, &p, expected_kind, expected);
 }
 
 #define PARAMS(mode, size, total, sockets, data, placement, check, port)                                    \

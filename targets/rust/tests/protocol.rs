@@ -1,31 +1,15 @@
 //! Drives the worker binary through the real protocol: one request on stdin,
 //! JSON lines on stdout, exit status 0.
 
-use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
-const WORKER: &str = env!("CARGO_BIN_EXE_msgbench-rust");
+use common::{WORKER, assert_error_line, run_worker};
+use serde_json::{Value, json};
+use std::process::Command;
 
 /// Runs the worker on `request` and returns its stdout lines, parsed.
 fn exchange(request: &str) -> Vec<Value> {
-    let mut child = Command::new(WORKER)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the worker starts");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(request.as_bytes()).unwrap();
-    stdin.write_all(b"\n").unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "exit status {:?}", output.status);
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
-        .collect()
+    run_worker(Command::new(WORKER), request)
 }
 
 fn request(workload: &str, variant: &str, params: Value) -> String {
@@ -71,14 +55,7 @@ fn final_line(lines: &[Value], variant: &str) -> Value {
 }
 
 fn assert_error(lines: &[Value], variant: &str, kind: &str, mentions: &str) {
-    let last = final_line(lines, variant);
-    assert_eq!(last["type"], "error", "{last}");
-    assert_eq!(last["kind"], kind, "{last}");
-    let message = last["message"].as_str().unwrap();
-    assert!(
-        message.contains(mentions),
-        "{message:?} should mention {mentions:?}"
-    );
+    assert_error_line(&final_line(lines, variant), kind, mentions);
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! socket through the real protocol: the worker binary as client, the same binary
 //! with `--serve` as the server half (or a fake server), over loopback.
 
+mod common;
+
+use common::{WORKER, assert_error_line, run_worker};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -8,7 +11,6 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const WORKER: &str = env!("CARGO_BIN_EXE_msgbench-rust");
 const TARGET_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 fn params(mode: &str, size: u64, total_bytes: u64, sockets: u64) -> Value {
@@ -33,9 +35,6 @@ fn request(variant: &str, params: &Value) -> String {
 fn exchange(request: &str, peer: Option<Value>) -> Vec<Value> {
     let mut command = Command::new(WORKER);
     command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .env_remove("MSGBENCH_PEER_COMMAND")
         .env_remove("MSGBENCH_PEER_CWD")
         .env_remove("MSGBENCH_PEER_HOST");
@@ -45,18 +44,7 @@ fn exchange(request: &str, peer: Option<Value>) -> Vec<Value> {
             .env("MSGBENCH_PEER_CWD", TARGET_DIR)
             .env("MSGBENCH_PEER_HOST", "127.0.0.1");
     }
-    let mut child = command.spawn().expect("the worker starts");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(request.as_bytes()).unwrap();
-    stdin.write_all(b"\n").unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "exit status {:?}", output.status);
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
-        .collect()
+    run_worker(command, request)
 }
 
 /// The target.toml `serve` argv: this binary with --serve.
@@ -71,14 +59,7 @@ fn final_line(lines: &[Value]) -> Value {
 }
 
 fn assert_error(lines: &[Value], kind: &str, mentions: &str) {
-    let last = final_line(lines);
-    assert_eq!(last["type"], "error", "{last}");
-    assert_eq!(last["kind"], kind, "{last}");
-    let message = last["message"].as_str().unwrap();
-    assert!(
-        message.contains(mentions),
-        "{message:?} should mention {mentions:?}"
-    );
+    assert_error_line(&final_line(lines), kind, mentions);
 }
 
 #[test]

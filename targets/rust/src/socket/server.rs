@@ -23,6 +23,7 @@ use std::process::{self, ExitCode};
 use std::thread;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::ReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio::time::timeout;
@@ -226,6 +227,30 @@ impl Connection {
         }
     }
 
+    /// The next frame's header, its length checked; None at the end of the stream
+    /// (the client closes its socket at a frame boundary when it is done).
+    async fn next_header(
+        &self,
+        reader: &mut BufReader<ReadHalf<'_>>,
+        idle: &mut IdleLimit,
+        counted: u64,
+    ) -> Result<Option<[u8; HEADER_BYTES]>, WorkerError> {
+        let at_end = idle
+            .io(reader.fill_buf())
+            .await
+            .map_err(|failure| self.failed(counted, "reading", &failure))?
+            .is_empty();
+        if at_end {
+            return Ok(None);
+        }
+        let mut header = [0u8; HEADER_BYTES];
+        idle.io(reader.read_exact(&mut header))
+            .await
+            .map_err(|failure| self.failed(counted, "reading a header", &failure))?;
+        self.check_length(header, counted)?;
+        Ok(Some(header))
+    }
+
     async fn echo(self, mut stream: TcpStream) -> Result<Served, WorkerError> {
         let (reader, mut writer) = stream.split();
         let mut reader = BufReader::new(reader);
@@ -235,21 +260,11 @@ impl Connection {
             messages: 0,
             bytes: 0,
         };
-        loop {
-            // The client closes its socket at a frame boundary when it is done.
-            let at_end = idle
-                .io(reader.fill_buf())
-                .await
-                .map_err(|failure| self.failed(served.messages, "reading", &failure))?
-                .is_empty();
-            if at_end {
-                return Ok(served);
-            }
-            idle.io(reader.read_exact(&mut frame[..HEADER_BYTES]))
-                .await
-                .map_err(|failure| self.failed(served.messages, "reading a header", &failure))?;
-            let header = frame[..HEADER_BYTES].try_into().expect("4 bytes");
-            self.check_length(header, served.messages)?;
+        while let Some(header) = self
+            .next_header(&mut reader, &mut idle, served.messages)
+            .await?
+        {
+            frame[..HEADER_BYTES].copy_from_slice(&header);
             idle.io(reader.read_exact(&mut frame[HEADER_BYTES..]))
                 .await
                 .map_err(|failure| self.failed(served.messages, "reading a payload", &failure))?;
@@ -259,6 +274,7 @@ impl Connection {
                 .await
                 .map_err(|failure| self.failed(served.messages, "echoing", &failure))?;
         }
+        Ok(served)
     }
 
     async fn flow(self, mut stream: TcpStream) -> Result<Served, WorkerError> {
@@ -270,20 +286,11 @@ impl Connection {
             messages: 0,
             bytes: 0,
         };
-        loop {
-            let at_end = idle
-                .io(reader.fill_buf())
-                .await
-                .map_err(|failure| self.failed(served.messages, "reading", &failure))?
-                .is_empty();
-            if at_end {
-                break;
-            }
-            let mut header = [0u8; HEADER_BYTES];
-            idle.io(reader.read_exact(&mut header))
-                .await
-                .map_err(|failure| self.failed(served.messages, "reading a header", &failure))?;
-            self.check_length(header, served.messages)?;
+        while self
+            .next_header(&mut reader, &mut idle, served.messages)
+            .await?
+            .is_some()
+        {
             let mut left = self.size;
             while left > 0 {
                 let piece = left.min(discard.len());
