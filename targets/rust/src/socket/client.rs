@@ -18,7 +18,9 @@
 
 use super::Mode;
 use super::SocketParams;
-use super::wire::{ACK, Failure, Frames, HEADER_BYTES, IdleLimit, announced_length, echo_matches};
+use super::wire::{
+    ACK, Failure, Frames, HEADER_BYTES, IdleLimit, announced_length, echo_matches, touched,
+};
 use crate::protocol::WorkerError;
 use crate::variant::{Scheduler, tokio_net_runtime};
 use std::sync::Arc;
@@ -184,7 +186,7 @@ struct Buffers {
 impl Buffers {
     fn new(job: &Job) -> Self {
         let echoed = match job.mode {
-            Mode::Echo => vec![0; job.frames.payload(0).len()],
+            Mode::Echo => touched(job.frames.payload(0).len(), 0),
             Mode::Flow => Vec::new(),
         };
         Self { echoed }

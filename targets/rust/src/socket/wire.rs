@@ -30,6 +30,15 @@ pub struct Frames {
     frames: Vec<Box<[u8]>>,
 }
 
+/// `len` bytes of `value`, written now: `vec![0; len]` of a large size is fresh
+/// zeroed pages that the kernel maps one by one on first use, which would happen
+/// inside the timed loop (the C target fills its buffers before the start too).
+pub fn touched(len: usize, value: u8) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(len);
+    bytes.resize(len, value); // writes every byte: with_capacity's memory is not known to be zero
+    bytes
+}
+
 impl Frames {
     /// Frames of `size` payload bytes for a sequence of `messages` messages.
     pub fn new(size: usize, messages: u64) -> Self {
@@ -37,7 +46,7 @@ impl Frames {
         let header = (size as u32).to_be_bytes();
         let frames = (0..count)
             .map(|k| {
-                let mut frame = vec![k as u8; HEADER_BYTES + size].into_boxed_slice();
+                let mut frame = touched(HEADER_BYTES + size, k as u8).into_boxed_slice();
                 frame[..HEADER_BYTES].copy_from_slice(&header);
                 frame
             })
