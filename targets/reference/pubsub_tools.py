@@ -16,7 +16,6 @@ Standard library only.
 """
 
 import contextlib
-import json
 import math
 import os
 import re
@@ -28,6 +27,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from params import Failure as ToolError
+from params import Ranges
 
 WORKLOAD = "pubsub"
 HERE = Path(__file__).resolve().parent
@@ -47,6 +49,7 @@ INT_PARAMS = {
 NUMBER_PARAMS = {"duration_s": (0.1, 3600), "rate": (0, 100000000)}
 PARAM_NAMES = ("payload_bytes", "duration_s", "sources", "source_threads", "receivers", "batching_bytes",
                "rate", "drain_ms")
+RANGES = Ranges(PARAM_NAMES, INT_PARAMS, numbers=NUMBER_PARAMS)
 
 VARIANTS = ("nats_bench", "redis_benchmark", "perftest")
 SERVICE = {"nats_bench": "nats", "redis_benchmark": "redis", "perftest": "rabbitmq"}
@@ -62,15 +65,6 @@ MARGIN_S = 10  # the worker answers this long before the harness's time limit (t
 STARTED = time.monotonic()
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-class ToolError(Exception):
-    """What the worker reports as an error line: kind is the protocol's error kind."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -101,33 +95,9 @@ def tail(text: str, lines: int = 6) -> str:
 # ---------------------------------------------------------------- parameters
 
 
-def describe(name: str) -> str:
-    if name in NUMBER_PARAMS:
-        low, high = NUMBER_PARAMS[name]
-        return f"{name} must be a number from {low:g} to {high:,}"
-    low, high = INT_PARAMS[name]
-    return f"{name} must be an integer from {low:,} to {high:,}"
-
-
-def check_value(name: str, value):
-    low, high = NUMBER_PARAMS.get(name) or INT_PARAMS[name]
-    kinds = (int, float) if name in NUMBER_PARAMS else (int,)
-    ok = isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value) and low <= value <= high
-    if not ok:
-        raise ToolError("bad_params", f"{name} = {json.dumps(value)} is out of range: {describe(name)}")
-    return value
-
-
 def validate(raw) -> Params:
-    if not isinstance(raw, dict):
-        raise ToolError("bad_params", f"params = {json.dumps(raw)} is not an object of parameters")
-    unknown = sorted(set(raw) - set(PARAM_NAMES))
-    if unknown:
-        raise ToolError("bad_params", f"unknown parameter {unknown[0]}: accepted are {', '.join(PARAM_NAMES)}")
-    for name in PARAM_NAMES:
-        if name not in raw:
-            raise ToolError("bad_params", f"{name} is missing: {describe(name)}")
-    p = Params(**{name: check_value(name, raw[name]) for name in PARAM_NAMES})
+    """The request's params, each checked against the spec's range (bad_params otherwise)."""
+    p = Params(**RANGES.check(raw))
     if p.source_threads > p.sources:
         raise ToolError("bad_params", f"source_threads = {p.source_threads} is out of range: source_threads "
                                       f"must be at most sources = {p.sources}")

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pubsub_tools
+from params import Failure, Ranges
 
 TARGET = "reference"
 WORKLOAD = "socket"
@@ -47,6 +48,7 @@ INT_PARAMS = {
 }
 ENUM_PARAMS = {"mode": ("echo", "flow"), "data": ("binary", "list"), "placement": ("local", "remote")}
 PARAM_NAMES = ("mode", "size", "total_bytes", "sockets", "data", "placement", "check_content", "port")
+RANGES = Ranges(PARAM_NAMES, INT_PARAMS, enums=ENUM_PARAMS)
 
 # Which mode each variant (tool) measures.
 VARIANT_MODE = {"iperf3": "flow", "sockperf": "echo"}
@@ -71,15 +73,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SOCKPERF_VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)")
 SOCKPERF_RTT = re.compile(r"avg-rtt=([\d.]+)")
 SOCKPERF_SERVED = re.compile(r"Total (\d+) messages received and handled")
-
-
-class Failure(Exception):
-    """What the worker reports as an error line: kind is the protocol's error kind."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -120,35 +113,9 @@ def log(text: str) -> None:
 # ---------------------------------------------------------------- parameters
 
 
-def describe(name: str) -> str:
-    if name in ENUM_PARAMS:
-        return f"{name} must be one of {', '.join(ENUM_PARAMS[name])}"
-    low, high = INT_PARAMS[name]
-    return f"{name} must be an integer from {low:,} to {high:,}"
-
-
-def check_value(name: str, value):
-    if name in ENUM_PARAMS:
-        ok = isinstance(value, str) and value in ENUM_PARAMS[name]
-    else:
-        low, high = INT_PARAMS[name]
-        ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-    if not ok:
-        raise Failure("bad_params", f"{name} = {json.dumps(value)} is out of range: {describe(name)}")
-    return value
-
-
 def validate(raw) -> Params:
     """The request's params, each checked against the spec's range (bad_params otherwise)."""
-    if not isinstance(raw, dict):
-        raise Failure("bad_params", f"params = {json.dumps(raw)} is not an object of parameters")
-    unknown = sorted(set(raw) - set(PARAM_NAMES))
-    if unknown:
-        raise Failure("bad_params", f"unknown parameter {unknown[0]}: accepted are {', '.join(PARAM_NAMES)}")
-    for name in PARAM_NAMES:
-        if name not in raw:
-            raise Failure("bad_params", f"{name} is missing: {describe(name)}")
-    params = Params(**{name: check_value(name, raw[name]) for name in PARAM_NAMES})
+    params = Params(**RANGES.check(raw))
     if params.size > params.total_bytes:
         raise Failure("bad_params", f"size = {params.size} is out of range: size must not exceed "
                                     f"total_bytes = {params.total_bytes} (the bytes each socket sends)")
@@ -427,15 +394,6 @@ class ToolRun:
     peak_rss: int
 
 
-def vm_hwm_bytes(pid: int) -> int:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
-    return int(found.group(1)) * 1024 if found else 0
-
-
 def run_tools(argvs: list[list[str]], limit_s: float) -> list[ToolRun]:
     """Start every command at once and wait for all within limit_s, sampling each one's VmHWM meanwhile.
 
@@ -465,7 +423,7 @@ def wait_sampling(procs: list[subprocess.Popen], limit_s: float, name: str) -> l
         if time.monotonic() > deadline:
             raise Failure("internal", f"{name} did not finish within {limit_s:.0f} s")
         for k in running:  # not reaped yet, so the pid is still this process's
-            peaks[k] = max(peaks[k], vm_hwm_bytes(procs[k].pid))
+            peaks[k] = max(peaks[k], pubsub_tools.vm_hwm_bytes(procs[k].pid))
         time.sleep(RSS_SAMPLE_S)
     return peaks
 
@@ -543,7 +501,7 @@ def worker_main() -> int:
     say({"type": "hello", "target": TARGET, "runtime_version": version, "variant": variant})
     try:
         say(handle(request))
-    except (Failure, pubsub_tools.ToolError) as failure:
+    except Failure as failure:
         say({"type": "error", "kind": failure.kind, "message": failure.message})
     except Exception as exc:  # reported, not raised: the protocol wants an error line and exit 0
         traceback.print_exc()
