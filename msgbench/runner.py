@@ -234,7 +234,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
     started_at = now_iso()
     wl = spec.workload(job.scenario.workload)
 
-    needs = tuple(job.variant.extra.get("services") or job.target.services)  # a reference tool's own broker
+    needs = job.target.services_for(job.variant)
 
     def run_once(params: dict) -> Outcome:
         service_env = brokers.env_for(needs)

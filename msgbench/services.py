@@ -21,11 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msgbench import interrupts
+from msgbench import interrupts, sysinfo
+from msgbench.worker import stop_group
 
 LOCALHOST = "127.0.0.1"
 TEMP_PREFIX = "msgbench-service-"
 LOG_KEEP_BYTES = 1 << 20  # the last MiB of a log goes into the store
+SHUTDOWN_GRACE_S = 10.0
 
 
 class ServiceError(RuntimeError):
@@ -165,12 +167,7 @@ def installed(s: ServiceSpec) -> bool:
 def version(s: ServiceSpec) -> str:
     if not installed(s):
         return "not installed"
-    try:
-        proc = subprocess.run(s.version, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"unknown ({exc})"
-    lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
-    return lines[0].split(" sha=")[0].strip() if lines else "unknown"  # redis: drop build details
+    return sysinfo.first_line_of(s.version).split(" sha=")[0]  # redis: drop build details
 
 
 # ---------------------------------------------------------------- one running server
@@ -293,18 +290,12 @@ def _session_cpu_ticks(sid: int) -> int:
     return total
 
 
-def _end_session(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    # A child that left the group (none of ours should) still dies with the session's KILL.
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+def _end_session(proc: subprocess.Popen) -> None:
+    """The worker's stop (TERM the group, KILL what outlives the grace), with time
+    for a broker's orderly shutdown (RabbitMQ takes seconds), then reap it."""
+    stop_group(proc, grace_s=SHUTDOWN_GRACE_S)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5.0)
 
 
 # ---------------------------------------------------------------- a run's services

@@ -75,3 +75,13 @@ def collect(runtimes: dict[str, str]) -> dict:
         "runtimes": runtimes,
         "argv": sys.argv,
     }
+
+
+def first_line_of(argv: list[str], cwd=None) -> str:
+    """The first line a version command prints (stdout, else stderr), or why not."""
+    try:
+        proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc})"
+    lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
+    return lines[0].strip() if lines else "unknown"

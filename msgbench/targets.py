@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from msgbench import services
+from msgbench import services, sysinfo
 from msgbench.paths import targets_dir
 
 
@@ -64,10 +64,15 @@ class Target:
         """Measured memory per process for a workload, for the harness's fit check."""
         return int(self.per_process_bytes_for.get(workload, self.per_process_bytes))
 
+    def services_for(self, variant: Variant) -> tuple[str, ...]:
+        """The brokers a variant needs: its own (a reference tool's), else the target's."""
+        return tuple(variant.extra.get("services") or self.services)
+
     def missing_requirements(self) -> list[str]:
         """Tools and service binaries this target needs that are not installed."""
         missing = [tool for tool in self.requires if not _found(tool)]
-        for name in self.services:
+        needed = dict.fromkeys(s for v in self.variants.values() for s in self.services_for(v))
+        for name in needed:
             service = services.spec(name)
             if not services.installed(service):
                 missing.append(f"{service.binary} (service {name})")
@@ -193,14 +198,7 @@ def runtime_version(t: Target) -> str:
         return ""
     if shutil.which(t.version[0]) is None and not (t.folder / t.version[0]).exists():
         return "not installed"
-    try:
-        proc = subprocess.run(
-            list(t.version), cwd=t.folder, capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"unknown ({exc})"
-    text = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
-    return text[0].strip() if text else "unknown"
+    return sysinfo.first_line_of(t.version, cwd=t.folder)
 
 
 def missing_packages() -> list[str]:

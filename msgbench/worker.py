@@ -116,13 +116,13 @@ def run_worker(
         _send_request(proc, request)
         timed_out = not _pump(proc, protocol, stderr, started + time_limit_s)
     except BaseException:
-        _kill_group(proc)
+        stop_group(proc)
         _reap(proc)
         raise
     if timed_out or protocol.breach:
-        _kill_group(proc)
+        stop_group(proc)
     exit_code, rusage = _reap(proc)
-    _kill_group(proc, grace_s=0)  # anything the worker left behind in its group
+    stop_group(proc, grace_s=0)  # anything the worker left behind in its group
     outcome = Outcome(
         status="error", hello=protocol.hello, wall_s=time.monotonic() - started,
         max_rss_bytes=rusage.ru_maxrss * 1024 if rusage else None, exit_code=exit_code,
@@ -196,8 +196,8 @@ def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float)
         outcome.metrics, outcome.verify = final["metrics"], final["verify"]
 
 
-def _kill_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM the worker's whole process group, then SIGKILL what is left."""
+def stop_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the process's whole group, then SIGKILL what is left after grace_s."""
     try:
         os.killpg(proc.pid, signal.SIGTERM if grace_s else signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

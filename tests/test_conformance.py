@@ -74,7 +74,7 @@ def brokers():
 def call(t: targets.Target, variant: str, workload: str, params: dict, brokers: services.Services):
     v = t.variants[variant]
     peer_env = placement.Peers([]).env_for(t, v, params, 10_000)  # the server half, on loopback
-    service_env = brokers.env_for(tuple(v.extra.get("services") or t.services))
+    service_env = brokers.env_for(t.services_for(v))
     outcome = run_worker(
         t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v) | peer_env | service_env,
         request={"workload": workload, "variant": variant, "params": params, "repetition": 1},
