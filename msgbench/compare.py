@@ -62,5 +62,21 @@ def _verdict(row: dict, better: str, test: stats.UTest) -> str:
 
 
 def _point_label(m: dict) -> str:
-    shown = {k: v for k, v in m["params"].items() if not isinstance(v, (list, dict))}
-    return " ".join(f"{k}={v}" for k, v in shown.items())
+    """The point's parameters, the swept one first; a fanin mix as `50% exit_signal:10+...`."""
+    params = m["params"]
+    order = sorted(params, key=lambda k: k != m.get("sweep"))
+    return " ".join(f"{k}={_shown(params[k])}" for k in order)
+
+
+def _shown(value) -> str:
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return "+".join(_share(v) for v in value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _share(share: dict) -> str:
+    if {"percent", "kind", "size"} <= share.keys():
+        return f"{share['percent']:g}% {share['kind']}:{share['size']}"
+    return json.dumps(share, separators=(",", ":"))
