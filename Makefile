@@ -8,7 +8,6 @@ run: install
 	$(PY) -m msgbench build
 	$(PY) -m msgbench run --suite quick
 	$(PY) -m msgbench report latest -o results/report.html
-	@echo "report: $(CURDIR)/results/report.html"
 
 test: install-test
 	$(PY) -m msgbench build
