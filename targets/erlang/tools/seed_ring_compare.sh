@@ -46,4 +46,19 @@ process_limit=$(( n + 10000 ))
 ERL_CRASH_DUMP_SECONDS=0 erl +P "$process_limit" ${ERL_ARGS:-} -noshell \
     -kernel logger '[{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]' \
     -pa "$target_dir/ebin" -pa "$work_dir" \
-    -run seed_ring_compare main "$n" "$m" "$runs"
+    -run seed_ring_compare main "$n" "$m" "$runs" | tee "$work_dir/compare.txt"
+
+# Whether the two differ at all: msgbench's own Mann-Whitney U test over the
+# per-run passing times printed above (skipped when the harness is not set up).
+python=$target_dir/../../.venv/bin/python
+if [[ -x $python ]]; then
+    PYTHONPATH="$target_dir/../.." "$python" -c '
+import re, sys
+from msgbench import stats
+rows = [line.split() for line in open(sys.argv[1]) if re.match(r"\d+\s", line)]
+seed, ours = [float(r[1]) for r in rows], [float(r[2]) for r in rows]
+test = stats.mann_whitney(ours, seed)
+verdict = "differ" if test.p_value < 0.05 else "do not differ significantly"
+print(f"Mann-Whitney U over pass times: p = {test.p_value:.2f}: seed and ours {verdict}")
+' "$work_dir/compare.txt"
+fi
