@@ -12,9 +12,9 @@ from msgbench.report.workloads import generic
 # (title, y label, note, [(metric, label suffix)])
 CHARTS = (
     ("Messages per second vs users", "messages/s", "higher is better",
-     [("sent_per_s", "sent"), ("received_per_s", "received")]),
+     [("sent_per_s", "sent"), ("received_per_s", "received before T")]),
     ("Per client per second vs users", "messages/s per client", "higher is better",
-     [("sent_per_client_per_s", "sent"), ("received_per_client_per_s", "received")]),
+     [("sent_per_client_per_s", "sent"), ("received_per_client_per_s", "received before T")]),
     ("Delivery latency vs users", "latency (µs)", "lower is better",
      [("latency_p50_us", "p50"), ("latency_p99_us", "p99"), ("latency_max_us", "max")]),
     ("Memory vs users", "peak RSS (bytes)", "lower is better", [("peak_rss_bytes", "")]),

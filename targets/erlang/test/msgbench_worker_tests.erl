@@ -115,11 +115,16 @@ chat_result_test() ->
     #{<<"sent_count">> := SentCount, <<"send_window_ms">> := WindowMs,
       <<"sent_per_client_per_s">> := PerClientPerS, <<"received_per_group_count">> := PerGroup,
       <<"peak_rss_bytes">> := Peak, <<"memory_per_user_bytes">> := PerUser,
-      <<"processes_count">> := Processes} = Metrics,
+      <<"processes_count">> := Processes, <<"received_count">> := ReceivedCount,
+      <<"received_in_window_count">> := InWindow, <<"received_per_s">> := ReceivedPerS} = Metrics,
     ?assertEqual(Sent, SentCount),
+    ?assertEqual(Received, ReceivedCount),
     ?assert(WindowMs >= 100),
     ?assert(abs(PerClientPerS - Sent / 6 / (WindowMs / 1000)) / PerClientPerS < 1.0e-6),
-    ?assertEqual(Received / 2, PerGroup),
+    %% The received averages count what arrived before T, as the seed's Received did.
+    ?assert(InWindow =< Received),
+    ?assertEqual(InWindow / 2, PerGroup),
+    ?assert(abs(ReceivedPerS - InWindow / (WindowMs / 1000)) =< 1.0e-6 * max(ReceivedPerS, 1)),
     ?assertEqual(Peak / 6, PerUser),
     ?assertEqual(2 * (2 * 3 + 1) + 3, Processes).
 

@@ -159,24 +159,28 @@ func Measure(raw map[string]any, opt Options) (protocol.Result, error) {
 
 // report computes the averages as the seed does: per second over T (here
 // the measured send window), per group over G, per client over the users.
+// The received averages count what arrived within T, as the seed's Received
+// did, so a flood delivered only in the drain does not score as received per
+// second of T; received_count (the drain included) is what verify compares
+// with sent.
 func report(p Params, out Outcome, peakRSS int64) protocol.Result {
 	seconds := max(out.SendWindow.Seconds(), 1e-9)
 	groups, users := float64(p.Groups), float64(p.Users())
-	sent, received := float64(out.Sent), float64(out.Received)
+	sent, inWindow := float64(out.Sent), float64(out.ReceivedInWindow)
 	us := func(ns int64) float64 { return float64(ns) / float64(time.Microsecond) }
 	return protocol.Result{
 		Metrics: map[string]float64{
 			"sent_count":                float64(out.Sent),
 			"received_count":            float64(out.Received),
+			"received_in_window_count":  inWindow,
 			"sent_per_s":                sent / seconds,
-			"received_per_s":            received / seconds,
+			"received_per_s":            inWindow / seconds,
 			"sent_per_group_count":      sent / groups,
-			"received_per_group_count":  received / groups,
+			"received_per_group_count":  inWindow / groups,
 			"sent_per_client_count":     sent / users,
-			"received_per_client_count": received / users,
+			"received_per_client_count": inWindow / users,
 			"sent_per_client_per_s":     sent / users / seconds,
-			"received_per_client_per_s": received / users / seconds,
-			"received_in_window_count":  float64(out.ReceivedInWindow),
+			"received_per_client_per_s": inWindow / users / seconds,
 			"latency_p50_us":            us(out.Latency.Quantile(0.50)),
 			"latency_p99_us":            us(out.Latency.Quantile(0.99)),
 			"latency_max_us":            us(out.Latency.Max()),

@@ -123,3 +123,23 @@ func TestMeasureReportsTheSeedsAverages(t *testing.T) {
 		t.Errorf("metrics %v", m)
 	}
 }
+
+// The seed's Received stopped counting at T, so the received averages are
+// taken from what arrived before T; the drain shows only in received_count.
+func TestReportCountsReceivedBeforeT(t *testing.T) {
+	out := Outcome{Sent: 1000, Received: 1000, ReceivedInWindow: 250, SendWindow: 2 * time.Second}
+	m := report(Params{Groups: 2, ClientsPerGroup: 5}, out, 1<<20).Metrics
+	for name, want := range map[string]float64{
+		"sent_per_s":                500,
+		"received_count":            1000,
+		"received_in_window_count":  250,
+		"received_per_s":            125,
+		"received_per_group_count":  125,
+		"received_per_client_count": 25,
+		"received_per_client_per_s": 12.5,
+	} {
+		if got := m[name]; got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
