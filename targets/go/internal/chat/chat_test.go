@@ -263,7 +263,7 @@ func BenchmarkCapacity(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					b.ReportMetric(float64(out.Received)/out.SendWindow.Seconds(), "received/s")
+					b.ReportMetric(float64(out.ReceivedInWindow)/out.SendWindow.Seconds(), "received/s")
 					b.ReportMetric(float64(out.Latency.Quantile(0.5))/1e3, "p50-us")
 					b.ReportMetric(float64(out.Latency.Quantile(0.99))/1e3, "p99-us")
 				})
