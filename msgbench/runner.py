@@ -88,9 +88,9 @@ def plan_run(
     for scenario in scenarios:
         wl = spec.workload(scenario.workload)
         chosen = _targets_for(scenario, wl, target_names, strict_targets, plan)
+        measured = {t.name for t in chosen if t.kind != "reference"}  # what reference tools compare with
         for x, given in scenario.points():
             params = _resolve(wl, given)
-            measured = {t.name for t in chosen if t.kind != "reference"}
             for target in chosen:
                 for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured):
                     plan.jobs.append(_job(scenario, x, params, wl, target, variant,

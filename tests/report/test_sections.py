@@ -198,3 +198,18 @@ def test_chat_draws_rates_latency_and_memory_vs_users():
                                            "stress: Memory vs users"]
     assert items[0]["traces"][0]["x"] == [100, 1000, 7500]
     assert [t["label"] for t in items[1]["traces"]] == ["erlang/default p50", "erlang/default p99"]
+
+
+def test_socket_leaves_out_list_series_that_are_n_a_at_every_size_and_names_them():
+    def at(target, data, status, size):
+        return point("socket", "socket-echo", {"mode": "echo", "size": size, "data": data},
+                     {"round_trip_us": 10.0} if status == "ok" else {}, target=target, status=status)
+    points = [at("erlang", data, "ok", size) for data in ("binary", "list") for size in (64, 1024)]
+    points += [at("go", "binary", "ok", size) for size in (64, 1024)]
+    points += [at("go", "list", "unsupported", size) for size in (64, 1024)]
+    points += [at("c", "binary", "unsupported", size) for size in (64, 1024)]
+    [chart] = section_of(doc_of(points), "socket")["items"]
+    assert [t["label"] for t in chart["traces"]] == [
+        "erlang/default [data=binary]", "erlang/default [data=list]", "go/default [data=binary]",
+        "c/default [data=binary]"]  # n/a everywhere, but not a list series: drawn
+    assert "n/a at every size, not drawn: go/default [data=list]" in chart["note"]

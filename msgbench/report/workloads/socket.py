@@ -27,27 +27,27 @@ def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
             if not entries:
                 continue
             split = model.splitter(entries, (SIZE, "mode", "placement"))
-            traces = model.series_traces(data, entries, metric, x_of=lambda e: e.params.get(SIZE),
-                                         split=split)
-            traces, absent = _without_lists_elsewhere(traces)
-            if absent:
-                note += f"; n/a at every size, not drawn: {', '.join(absent)}"
+            drawn, absent = _without_lists_elsewhere(data, entries, split)
+            shown = note + (f"; n/a at every size, not drawn: {', '.join(absent)}" if absent else "")
             items.append(figures.xy(
                 ids.next(), f"{title} ({mode}, {placement})", x_label="message size (bytes)",
-                y_label=y_label, note=f"{note}; error bars: min–max of the repetitions",
-                traces=traces))
+                y_label=y_label, note=f"{shown}; error bars: min–max of the repetitions",
+                traces=model.series_traces(data, drawn, metric, x_of=lambda e: e.params.get(SIZE),
+                                           split=split)))
     # Points the charts above cannot place (no mode) still get drawn, generically.
     return items or generic.build(data, ids)
 
 
-def _without_lists_elsewhere(traces: list[dict]) -> tuple[list[dict], list[str]]:
+def _without_lists_elsewhere(data: model.WorkloadData, entries: list[model.Entry],
+                             split) -> tuple[list[model.Entry], list[str]]:
     """data=list is an Erlang notion: the other targets answer n/a at every size, and
-    a dozen such traces would bury the chart under n/a marks; they are named in the
-    note instead. Any other trace, n/a or not, is drawn."""
-    kept, absent = [], []
-    for t in traces:
-        if "data=list" in t["label"] and set(t["status"]) == {"unsupported"}:
-            absent.append(t["label"])
+    a dozen such series would bury the chart under n/a marks; they are named in the
+    note instead. Any other series, n/a or not, is drawn."""
+    drawn, absent = [], []
+    for members in model.group_by(entries, lambda e: (e.series_key(), split(e))).values():
+        if all(e.params.get("data") == "list" and e.summary["status"] == "unsupported" for e in members):
+            absent.append(" ".join(filter(None, [data.label(members[0]),
+                                                 f"[{split(members[0])}]" if split(members[0]) else ""])))
         else:
-            kept.append(t)
-    return kept, absent
+            drawn += members
+    return drawn, absent
