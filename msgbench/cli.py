@@ -118,7 +118,8 @@ def _parse_assignment(text: str, what: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _value(wl: spec.Workload, name: str, text: str):
+def param_value(wl: spec.Workload, name: str, text: str):
+    """A -p NAME=TEXT value as the workload takes it, or a ParamError naming the parameter."""
     if name not in wl.params:
         raise spec.ParamError(
             f"unknown parameter {name!r} for workload {wl.name}; its parameters are: {', '.join(wl.params)}"
@@ -132,13 +133,13 @@ def _adhoc_scenario(args) -> suites.Scenario:
     params = {}
     for text in args.param:
         name, value = _parse_assignment(text, "parameter")
-        params[name] = _value(wl, name, value)
+        params[name] = param_value(wl, name, value)
     if args.method:
-        params["method"] = _value(wl, "method", args.method)
+        params["method"] = param_value(wl, "method", args.method)
     sweep, values = None, ()
     if args.sweep:
         sweep, raw = _parse_assignment(args.sweep, "--sweep")
-        values = tuple(_value(wl, sweep, v) for v in raw.split(",") if v.strip())
+        values = tuple(param_value(wl, sweep, v) for v in raw.split(",") if v.strip())
         if not values:
             raise UsageError(f"--sweep {args.sweep!r} lists no values")
     return suites.Scenario(name=wl.name, workload=wl.name, params=params, sweep=sweep, values=values)

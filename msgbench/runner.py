@@ -178,8 +178,13 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
     return Job(
         scenario=scenario, x=x, params=params, target=target, variant=variant,
         repeat=scenario.repeat or repeat, warmup=scenario.warmup if scenario.warmup is not None else warmup,
-        timeout_s=limit, process_limit=max(1024, int(processes * 1.1) + 1000),
+        timeout_s=limit, process_limit=process_limit(processes),
     )
+
+
+def process_limit(processes: int) -> int:
+    """The process limit a worker is given (erl +P): room for the run and the runtime's own."""
+    return max(1024, int(processes * 1.1) + 1000)
 
 
 def _shown(params: dict) -> str:

@@ -22,19 +22,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from msgbench import spec, stats, targets  # noqa: E402
+from msgbench import cli, runner, spec, stats, targets  # noqa: E402
 
 
 def main() -> int:
     args = _parse_args()
-    params = dict(_param(p) for p in args.param)
-    full = spec.resolve_params(spec.workload(args.workload), params)
+    wl = spec.workload(args.workload)
+    given = [text.partition("=")[::2] for text in args.param]
+    full = spec.resolve_params(wl, {name: cli.param_value(wl, name, text) for name, text in given})
     target = targets.target(args.target)
     variant = next(v for v in target.variants_for(args.workload) if v.name == args.variant)
     by_hand, through = [], []
     for block in range(1, args.blocks + 1):
         hand = [_by_hand(target, variant, args.workload, full, args.metric) for _ in range(args.per_block + 1)][1:]
-        harness = _through_msgbench(args, params)
+        harness = _through_msgbench(args)
         print(f"block {block}: by hand {_fmt(statistics.median(hand))}, "
               f"msgbench {_fmt(statistics.median(harness))}", flush=True)
         by_hand += hand
@@ -60,17 +61,8 @@ def _parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def _param(text: str) -> tuple[str, object]:
-    name, _, value = text.partition("=")
-    try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
-
-
 def _by_hand(target, variant, workload: str, params: dict, metric: str) -> float:
-    processes = spec.processes_needed(spec.workload(workload), params)
-    process_limit = max(1024, int(processes * 1.1) + 1000)  # as the runner sets it
+    process_limit = runner.process_limit(spec.processes_needed(spec.workload(workload), params))
     request = {"workload": workload, "variant": variant.name, "params": params, "repetition": 1}
     done = subprocess.run(
         target.argv(variant, process_limit), cwd=target.folder, env=target.worker_env(variant),
@@ -83,11 +75,11 @@ def _by_hand(target, variant, workload: str, params: dict, metric: str) -> float
     raise RuntimeError(f"no result line from the worker; stderr: {done.stderr[-500:]}")
 
 
-def _through_msgbench(args, params: dict) -> list[float]:
+def _through_msgbench(args) -> list[float]:
     argv = [sys.executable, "-m", "msgbench", "run", args.workload, "--no-build", "--target", args.target,
             "--variant", args.variant, "--repeat", str(args.per_block), "--warmup", "1", "--format", "json"]
-    for name, value in params.items():
-        argv += ["-p", f"{name}={json.dumps(value) if not isinstance(value, str) else value}"]
+    for text in args.param:
+        argv += ["-p", text]  # as given: msgbench parses it as the by-hand side did
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True)
     run = json.loads(done.stdout)["runs"][0]
     return [float(m["metrics"][args.metric]) for m in run["measurements"] if not m["warmup"]]
