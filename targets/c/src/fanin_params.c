@@ -134,14 +134,12 @@ bool fanin_params_decode(const json_value *params, fanin_params *out, error_kind
              FANIN_MAX_THREADS);
     if (!param_integer(&c, params, "senders", 1, max_senders, why, &out->senders) ||
         !param_integer(&c, params, "duration_ms", MIN_DURATION_MS, MAX_DURATION_MS, "", &out->duration_ms) ||
-        !decode_mix(&c, params, out) || !param_choice(&c, params, "method", "msgbench", "otp", &method)) {
-        return false;
-    }
-    out->method = method == 0 ? METHOD_MSGBENCH : METHOD_OTP;
-    if (!param_integer(&c, params, "memory_limit_mb", MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, "",
+        !decode_mix(&c, params, out) || !param_choice(&c, params, "method", "msgbench", "otp", &method) ||
+        !param_integer(&c, params, "memory_limit_mb", MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, "",
                        &out->memory_limit_mb)) {
         return false;
     }
+    out->method = method == 0 ? METHOD_MSGBENCH : METHOD_OTP;
 
     for (size_t i = 0; i < out->mix_length; i++) {
         if (out->mix[i].kind == SIGNAL_EXIT_SIGNAL) {

@@ -52,15 +52,9 @@ native(Ms) ->
     round(Ms * erlang:convert_time_unit(1, millisecond, native)).
 
 memory_limit() ->
-    case file:read_file("/proc/meminfo") of
-        {ok, Text} ->
-            case re:run(Text, "^MemAvailable:\\s+(\\d+)\\s+kB",
-                        [multiline, {capture, all_but_first, binary}]) of
-                {match, [Kb]} -> round(binary_to_integer(Kb) * 1024 * ?MEMORY_SHARE);
-                nomatch -> infinity
-            end;
-        {error, _} ->
-            infinity
+    case msgbench_measure:available_bytes() of
+        unknown -> infinity;
+        Bytes -> round(Bytes * ?MEMORY_SHARE)
     end.
 
 %% The generic message for clients_per_group < 2 says the range; this says why.

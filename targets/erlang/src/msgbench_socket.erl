@@ -11,7 +11,7 @@
 
 -export([socket_options/1, arm/2, recv/2, recv/3, frames/3, frame_count/3, shared_frames/3,
          payload_bytes/1,
-         mismatch/5, run/3, memory_needed/2, memory_fits/2, watchdog/1, watchdog/3, watch/3]).
+         mismatch/5, run/3, memory_fits/2, watchdog/1, watchdog/3, watch/3]).
 
 -export_type([run/0, data/0, outcome/0]).
 
@@ -472,6 +472,11 @@ echo(Socket, Active, Frames, K, Check, FrameBytes, Messages,
     case gen_tcp:send(Socket, Payload) of
         ok ->
             case recv(Socket, Active) of
+                {ok, Echo} when Check, Echo =:= Payload ->
+                    %% Equal to what was sent, so FrameBytes long: no walk to count a list.
+                    echo(Socket, Active, Frames, K, Check, FrameBytes, Messages,
+                         Sent + 1, SentBytes + FrameBytes, Received + 1, ReceivedBytes + FrameBytes,
+                         Mismatches);
                 {ok, Echo} ->
                     EchoBytes = payload_bytes(Echo),
                     echo(Socket, Active, Frames, K, Check, FrameBytes, Messages,

@@ -35,7 +35,7 @@ configure(#{<<"mode">> := Mode, <<"size">> := Size, <<"total_bytes">> := TotalBy
         true ->
             Run = #{mode => binary_to_existing_atom(Mode),
                     size => Size,
-                    messages => max(1, TotalBytes div Size),
+                    messages => TotalBytes div Size,
                     sockets => Sockets,
                     data => binary_to_existing_atom(Data),
                     check_content => CheckContent =:= 1,
@@ -122,20 +122,17 @@ sequence(Peer, Run, Host, Port) ->
 %% every client to the last one done (flow: its ack, the receiver has every
 %% byte).
 metrics(#{mode := Mode, messages := Messages}, #{elapsed := Elapsed, wall := Wall} = Outcome, Served) ->
-    Mean = lists:sum(Elapsed) / length(Elapsed),
-    MeanUs = erlang:convert_time_unit(1, microsecond, native),
+    MeanMs = msgbench_measure:elapsed_ms(0, lists:sum(Elapsed)) / length(Elapsed),
     {Received, ReceivedBytes} = received(Mode, Outcome, Served),
-    #{elapsed_ms => Mean / erlang:convert_time_unit(1, millisecond, native),
-      round_trip_us => Mean / MeanUs / Messages,
-      bandwidth_bytes_per_s => ReceivedBytes / seconds(Wall),
-      msgs_per_s => Received / seconds(Wall),
+    #{elapsed_ms => MeanMs,
+      round_trip_us => MeanMs * 1000 / Messages,
+      bandwidth_bytes_per_s => msgbench_measure:per_second(ReceivedBytes, 0, Wall),
+      msgs_per_s => msgbench_measure:per_second(Received, 0, Wall),
       peak_rss_bytes => msgbench_measure:peak_rss_bytes()}.
 
 %% echo: the echoes back at the clients; flow: what the server took.
 received(echo, #{received := Received, received_bytes := Bytes}, _Served) -> {Received, Bytes};
 received(flow, _Outcome, #{messages := Received, bytes := Bytes}) -> {Received, Bytes}.
-
-seconds(Native) -> Native / erlang:convert_time_unit(1, second, native).
 
 verify(#{mode := Mode}, #{sent := Sent, sent_bytes := SentBytes, mismatches := Mismatches} = Outcome,
        Served) ->
