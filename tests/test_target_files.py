@@ -8,7 +8,7 @@ import tomllib
 import jsonschema
 import pytest
 
-from msgbench import spec
+from msgbench import services, spec
 from msgbench.paths import REPO_ROOT, SPEC_DIR
 
 TARGET_FILES = sorted((REPO_ROOT / "targets").glob("*/target.toml"))
@@ -40,3 +40,10 @@ def test_target_makefile_has_the_contract_targets(path):
 
 def test_the_four_runtimes_are_there():
     assert {p.parent.name for p in TARGET_FILES} >= {"erlang", "go", "rust", "c"}
+
+
+def test_the_mqtt_go_tests_start_mosquitto_as_the_harness_does():
+    """qos1's lossless claim rests on the harness's mosquitto config; the Go tests use a copy."""
+    go = (REPO_ROOT / "targets/mqtt/internal/mqttsys/system_test.go").read_text()
+    copy = re.search(r"const mosquittoConf = `([^`]*)`", go).group(1)
+    assert copy.replace("%d", "{port}") == services.MOSQUITTO_CONF

@@ -2,7 +2,6 @@ package pubsubkit
 
 import (
 	"math"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,7 +55,9 @@ func waitUntil(due int64) {
 		for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 		}
 	}
+	// Spin on this locked thread. runtime.Gosched would hand the P to another
+	// thread and park this one (stoplockedm), a futex round trip per turn;
+	// async preemption still reaches the loop, which lasts at most spinNs.
 	for monoNow() < due {
-		runtime.Gosched()
 	}
 }

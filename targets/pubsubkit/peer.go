@@ -161,7 +161,7 @@ func readWorker(lines *bufio.Reader, published chan<- []int64, closed chan<- str
 			var l peerLine
 			if json.Unmarshal(text, &l) == nil && l.Type == "published" {
 				select {
-				case published <- append([]int64{}, l.Counts...):
+				case published <- l.Counts:
 				default: // a second published line is ignored
 				}
 			} else {

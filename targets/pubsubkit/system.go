@@ -5,7 +5,10 @@
 // maintained client library and hands it to Main.
 package pubsubkit
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // Params are the workload's parameters, already defaulted by the harness.
 type Params struct {
@@ -30,7 +33,7 @@ type Env struct {
 }
 
 // Topic is source i's topic.
-func Topic(source int) string { return "msgbench." + itoa(source) }
+func Topic(source int) string { return "msgbench." + strconv.Itoa(source) }
 
 // System is what a messaging target implements. Variant is the request's variant
 // name (e.g. "qos1"), so one System serves all of its target's variants.
@@ -87,16 +90,3 @@ func (e *ParamError) Error() string { return e.Message }
 type Unsupported struct{ Message string }
 
 func (e *Unsupported) Error() string { return e.Message }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for ; i > 0; i /= 10 {
-		n--
-		b[n] = byte('0' + i%10)
-	}
-	return string(b[n:])
-}

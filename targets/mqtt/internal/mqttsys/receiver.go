@@ -20,7 +20,6 @@ type receiver struct {
 	client  mqtt.Client
 	id      string
 	variant string
-	topics  []string
 
 	mu      sync.Mutex // held while delivering: Close waits for a running call
 	closed  bool
@@ -53,7 +52,6 @@ func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, 
 	}
 	filters := make(map[string]byte, p.Sources)
 	for i := 0; i < p.Sources; i++ {
-		rc.topics = append(rc.topics, pubsubkit.Topic(i))
 		filters[pubsubkit.Topic(i)] = q
 	}
 	t := rc.client.SubscribeMultiple(filters, handler)

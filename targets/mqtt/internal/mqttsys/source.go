@@ -14,6 +14,13 @@ import (
 // has 65535 packet identifiers, and an unbounded window only grows memory).
 const window = 4096
 
+// qos0Window is how many QoS 0 PUBLISHes a source hands over before waiting
+// for the oldest to be written. paho passes each through two unbuffered
+// channels (Publish -> relay goroutine -> writer), so about two are in paho at
+// once; a window of 1 made the source wait for every write, in turn with the
+// writer, and arm WaitTimeout's timer for nearly every message.
+const qos0Window = 4
+
 // source is one client publishing on one topic. paho hands each PUBLISH to its
 // writer goroutine, which writes it as one packet with one write; Publish
 // returns once the packet is handed over, so the payload is copied (paho
@@ -26,8 +33,8 @@ type source struct {
 	qos     byte
 	variant string
 
-	// tokens are the outstanding publishes, oldest first: a ring at QoS 1;
-	// at QoS 0 only the last one (packets are written in order).
+	// tokens are the outstanding publishes, oldest first, in a ring (packets
+	// are written in order).
 	tokens []mqtt.Token
 	head   int
 	n      int
@@ -48,7 +55,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p 
 	if err := connect(env, c); err != nil {
 		return nil, err
 	}
-	size := 1
+	size := qos0Window
 	if q > 0 {
 		size = window
 	}

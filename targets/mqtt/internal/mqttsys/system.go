@@ -37,7 +37,7 @@ func qos(variant string) (byte, error) {
 	case "qos1":
 		return 1, nil
 	}
-	return 0, &pubsubkit.ParamError{Message: fmt.Sprintf("variant %q: mqtt has \"qos0\" and \"qos1\"", variant)}
+	return 0, &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: mqtt has \"qos0\" and \"qos1\"", variant)}
 }
 
 // Check refuses batching (paho writes each PUBLISH packet with its own write

@@ -14,8 +14,10 @@ import (
 	"msgbench/pubsubkit/kittest"
 )
 
-// mosquittoConf is the harness's (msgbench/services.py): no per-client queue
-// limit, which the qos1 variant's lossless claim needs.
+// mosquittoConf is msgbench/services.py's MOSQUITTO_CONF ({port} -> %d), which
+// tests/test_target_files.py keeps equal: no per-client queue limit, which the
+// qos1 variant's lossless claim needs. `user root` has no effect unless
+// mosquitto starts as root, where it keeps the parent-death signal.
 const mosquittoConf = `listener %d 127.0.0.1
 allow_anonymous true
 persistence false
@@ -23,21 +25,21 @@ max_queued_messages 0
 max_queued_bytes 0
 max_inflight_messages 0
 message_size_limit 0
+user root
 log_dest stderr
 log_type error
+log_type warning
+log_type notice
 `
 
-// startMosquitto starts mosquitto on a free loopback port with extra config
-// lines, stops it in Cleanup, and skips the test when it is not installed.
-func startMosquitto(t *testing.T, extra string) pubsubkit.Env {
+// startMosquitto starts mosquitto on a free loopback port as the harness
+// does, stops it in Cleanup, and skips the test when it is not installed.
+func startMosquitto(t *testing.T) pubsubkit.Env {
 	t.Helper()
 	bin := kittest.Binary(t, "apt-get install mosquitto", "mosquitto", "/usr/sbin/mosquitto")
-	if os.Geteuid() == 0 {
-		extra += "user root\n"
-	}
 	srv := kittest.StartServer(t, bin, func(port int) []string {
 		conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-		if err := os.WriteFile(conf, []byte(fmt.Sprintf(mosquittoConf, port)+extra), 0o644); err != nil {
+		if err := os.WriteFile(conf, []byte(fmt.Sprintf(mosquittoConf, port)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return []string{"-c", conf}
@@ -52,21 +54,21 @@ func roundTrip(t *testing.T, env pubsubkit.Env, variant string, p pubsubkit.Para
 }
 
 func TestQoS0(t *testing.T) {
-	env := startMosquitto(t, "")
+	env := startMosquitto(t)
 	roundTrip(t, env, "qos0", pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
 }
 
 // TestQoS1 publishes more than paho's window and mosquitto's default queue
 // (1000) while the receivers keep up as they can: nothing may be lost.
 func TestQoS1(t *testing.T) {
-	env := startMosquitto(t, "")
+	env := startMosquitto(t)
 	roundTrip(t, env, "qos1", pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 10000)
 }
 
 // TestQoS1SessionForgotten: a closed qos1 receiver's persistent session must
 // not keep collecting messages on the broker.
 func TestQoS1SessionForgotten(t *testing.T) {
-	env := startMosquitto(t, "")
+	env := startMosquitto(t)
 	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, SourceThreads: 1, Receivers: 1}
 	rc, err := (System{}).Subscribe(context.Background(), env, "qos1", p, 0, func([]byte) {})
 	if err != nil {

@@ -48,16 +48,14 @@ func (s *source) Publish(msg []byte) error {
 		return fmt.Errorf("publish on %s to nats-server at %s: %w", s.subject, s.serviceURL, err)
 	}
 	if s.flushEach {
-		return s.flush(flushWithin)
+		return s.Flush()
 	}
 	return nil
 }
 
 // Flush waits until the server has processed everything published.
-func (s *source) Flush() error { return s.flush(flushWithin) }
-
-func (s *source) flush(limit time.Duration) error {
-	if err := s.nc.FlushTimeout(limit); err != nil {
+func (s *source) Flush() error {
+	if err := s.nc.FlushTimeout(flushWithin); err != nil {
 		return fmt.Errorf("flush to nats-server at %s: %w", s.serviceURL, err)
 	}
 	return nil

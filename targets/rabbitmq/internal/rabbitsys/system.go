@@ -33,7 +33,7 @@ func confirming(variant string) (bool, error) {
 	case "confirms":
 		return true, nil
 	}
-	return false, &pubsubkit.ParamError{Message: fmt.Sprintf("variant %q: rabbitmq has \"default\" and \"confirms\"", variant)}
+	return false, &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: rabbitmq has \"default\" and \"confirms\"", variant)}
 }
 
 // Check refuses batching: amqp091-go writes each basic.publish (method,

@@ -22,7 +22,7 @@ var _ pubsubkit.System = System{}
 // to proto-max-bulk-len (512 MB). batching_bytes > 0 pipelines PUBLISH commands.
 func (System) Check(variant string, p pubsubkit.Params) error {
 	if variant != "default" {
-		return &pubsubkit.ParamError{Message: fmt.Sprintf("variant %q: redis has only \"default\"", variant)}
+		return &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: redis has only \"default\"", variant)}
 	}
 	return nil
 }

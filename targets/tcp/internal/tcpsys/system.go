@@ -15,9 +15,6 @@ import (
 // System is the tcp target's pubsubkit.System.
 type System struct{}
 
-// Variants are the variants target.toml declares.
-var Variants = []string{"default"}
-
 // Check accepts every parameter the workload allows: TCP takes any frame size
 // and any batch size, and batching_bytes = 0 really is one write(2) per
 // message per connection.

@@ -27,7 +27,7 @@ func noDrop(variant string) (bool, error) {
 	case "no_drop":
 		return true, nil
 	}
-	return false, &pubsubkit.ParamError{Message: fmt.Sprintf("variant %q: zeromq has \"default\" and \"no_drop\"", variant)}
+	return false, &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: zeromq has \"default\" and \"no_drop\"", variant)}
 }
 
 // Check accepts batching_bytes = 0 only. libzmq's I/O thread always writes
