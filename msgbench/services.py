@@ -39,7 +39,7 @@ class Launch:
     argv: list[str]
     env: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)  # name in the temp dir -> content
-    helpers: list[list[str]] = field(default_factory=list)  # started first (epmd)
+    helpers: list[tuple[list[str], int]] = field(default_factory=list)  # (argv, port) started first (epmd)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def _rabbitmq(ports: dict, tmp: Path) -> Launch:
     # daemonised epmd that outlives the run.
     return Launch([RABBITMQ_SERVER], env=env,
                   files={"rabbitmq.conf": config, "enabled_plugins": "[].\n"},
-                  helpers=[["epmd", "-port", str(ports["epmd"]), "-address", LOCALHOST]])
+                  helpers=[(["epmd", "-port", str(ports["epmd"]), "-address", LOCALHOST], ports["epmd"])])
 
 
 def _greets(sock: socket.socket, send: bytes, expect: Callable[[bytes], bool]) -> bool:
@@ -161,7 +161,7 @@ def spec(name: str) -> ServiceSpec:
 
 
 def installed(s: ServiceSpec) -> bool:
-    return shutil.which(s.binary) is not None or Path(s.binary).is_file()
+    return shutil.which(s.binary) is not None  # which() takes a path too
 
 
 def version(s: ServiceSpec) -> str:
@@ -196,7 +196,6 @@ class Running:
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{service.name}-"))
         self.log_path = self.tmp / "server.log"
         self.procs: list[subprocess.Popen] = []
-        self.started_at = time.monotonic()
 
     def start(self) -> None:
         if not installed(self.spec):
@@ -207,7 +206,7 @@ class Running:
             (self.tmp / name).write_text(content)
         env = os.environ | launch.env
         with open(self.log_path, "ab") as log:
-            for argv in [*launch.helpers, launch.argv]:
+            for argv, port in [*launch.helpers, (launch.argv, None)]:
                 interrupts.hold()  # an interrupt inside Popen would lose the server's pid
                 try:
                     self.procs.append(subprocess.Popen(
@@ -215,8 +214,8 @@ class Running:
                         stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent))
                 finally:
                     interrupts.release()
-                if argv is not launch.argv:
-                    self._wait_listening(int(argv[argv.index("-port") + 1]), 10.0, greet=None)
+                if port is not None:  # a helper: the server needs it listening
+                    self._wait_listening(port, 10.0, greet=None)
         self._wait_listening(self.port, self.spec.ready_timeout_s, greet=self.spec.ready)
 
     @property
@@ -248,12 +247,8 @@ class Running:
         return self.server.poll()
 
     def cpu_ms(self) -> float:
-        """CPU time of every process in the server's session (a broker may fork)."""
-        ticks = os.sysconf("SC_CLK_TCK")
-        total = 0
-        for proc in self.procs:
-            total += _session_cpu_ticks(proc.pid)
-        return total * 1000.0 / ticks
+        """CPU time of every process in the server's sessions (a broker may fork)."""
+        return _sessions_cpu_ticks({proc.pid for proc in self.procs}) * 1000.0 / os.sysconf("SC_CLK_TCK")
 
     def log_text(self) -> str:
         try:
@@ -275,7 +270,9 @@ class Running:
         return text
 
 
-def _session_cpu_ticks(sid: int) -> int:
+def _sessions_cpu_ticks(sids: set[int]) -> int:
+    """One pass over /proc: utime, stime and the reaped children's cutime and cstime of
+    every process in these sessions (a child that exited still counts, once reaped)."""
     total = 0
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -285,8 +282,8 @@ def _session_cpu_ticks(sid: int) -> int:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[3]) == sid:  # fields after the name: state ppid pgrp session ...
-            total += int(fields[11]) + int(fields[12])  # utime + stime
+        if int(fields[3]) in sids:  # fields after the name: state ppid pgrp session ...
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
     return total
 
 
@@ -327,7 +324,9 @@ class Services:
             raise ServiceError(f"a target may need one service, not {', '.join(names)}")
         running = self._ensure(names[0])
         return {"MSGBENCH_SERVICE_URL": running.url, "MSGBENCH_SERVICE_NAME": running.spec.name,
-                "MSGBENCH_SERVICE_ADDR": f"{LOCALHOST}:{running.port}"}
+                "MSGBENCH_SERVICE_ADDR": f"{LOCALHOST}:{running.port}",
+                # Its processes' sessions, for a worker that measures the broker's CPU itself.
+                "MSGBENCH_SERVICE_SESSIONS": " ".join(str(proc.pid) for proc in running.procs)}
 
     def cpu_ms(self, names: tuple[str, ...]) -> float | None:
         return self.running[names[0]].cpu_ms() if names and names[0] in self.running else None

@@ -60,7 +60,6 @@ CALIBRATION_BYTES = 8 << 20  # ... at most this many bytes of them
 SIZING_ROUNDS = 4  # the calibration run and at most three sized runs
 SUBSCRIBED_GRACE_S = 0.5  # after nats bench logged its subscribers: their SUB and PING/PONG are done
 SAMPLE_S = 0.02  # how often a running tool's VmHWM (and PerfTest's thread CPU) is read
-EXIT_WITHIN_S = 10
 MARGIN_S = 10  # the worker answers this long before the harness's time limit (the spec's time_limit_s)
 STARTED = time.monotonic()
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -296,6 +295,41 @@ def sized_run(run, first: int, p: Params):
     raise AssertionError("unreachable")
 
 
+def broker_ticks() -> int | None:
+    """CPU ticks (utime stime cutime cstime) of the broker's processes: those in the sessions the
+    harness names in MSGBENCH_SERVICE_SESSIONS, as msgbench/services.py counts them (a worker
+    cannot import the harness). None when it names none."""
+    sids = {int(s) for s in os.environ.get("MSGBENCH_SERVICE_SESSIONS", "").split()}
+    if not sids:
+        return None
+    total = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[3]) in sids:
+                    total += sum(int(f) for f in fields[11:15])
+    return total
+
+
+def with_broker_cpu(run):
+    """run for sized_run, whose outcome also carries the broker's CPU over that one run (ms, or None).
+
+    The harness measures the broker over the whole worker, calibration and discarded runs
+    included; only the worker knows which run it reports, so it measures that one.
+    """
+    def measured(n: int):
+        before = broker_ticks()
+        rate, outcome = run(n)
+        after = broker_ticks()
+        return rate, (outcome, None if before is None or after is None else (after - before) * 1e3 / CLOCK_TICKS)
+    return measured
+
+
+def broker_extra(broker_ms: float | None) -> dict:
+    return {} if broker_ms is None else {"broker_cpu_ms": round(broker_ms, 3)}
+
+
 def first_count(p: Params) -> int:
     return max(10, min(CALIBRATION_FIRST, CALIBRATION_BYTES // p.payload_bytes))
 
@@ -412,7 +446,7 @@ def run_nats_bench(p: Params) -> dict:
         run = nats_run(url, p, n)
         return run.pub_rate, run
 
-    run = sized_run(one, first_count(p), p)
+    run, broker_ms = sized_run(with_broker_cpu(one), first_count(p), p)
     published = sum(c.msgs for c in run.pubs)
     received = sum(c.msgs for c in run.subs)
     if len(run.subs) != p.receivers or len(run.pubs) != p.sources:
@@ -421,7 +455,7 @@ def run_nats_bench(p: Params) -> dict:
     return result(p, msgs_per_s=sum(c.msgs_per_s for c in run.subs) / len(run.subs),
                   publish_msgs_per_s=run.pub_rate, published=published, received=received,
                   receivers=p.receivers, source_cpu_ms=run.pub_cpu_ms, receiver_cpu_ms=run.sub_cpu_ms,
-                  peak_rss=run.peak_rss, extra={}, verify_extra={})
+                  peak_rss=run.peak_rss, extra=broker_extra(broker_ms), verify_extra={})
 
 
 # ---------------------------------------------------------------- redis-benchmark
@@ -481,12 +515,12 @@ def run_redis_benchmark(p: Params) -> dict:
         run = redis_run(p, n)
         return run.rps, run
 
-    run = sized_run(one, first_count(p), p)
+    run, broker_ms = sized_run(with_broker_cpu(one), first_count(p), p)
     # No subscribers: redis-benchmark only publishes. The rate is the PUBLISH rate Redis accepts from these
     # connections at this pipelining, with nothing delivered; receivers = 0 in verify says so.
     return result(p, msgs_per_s=run.rps, publish_msgs_per_s=run.rps, published=run.completed, received=0,
                   receivers=0, source_cpu_ms=run.cpu_ms, receiver_cpu_ms=0.0, peak_rss=run.peak_rss,
-                  extra={}, verify_extra={"subscribers": 0, "pipeline": redis_pipeline(p)})
+                  extra=broker_extra(broker_ms), verify_extra={"subscribers": 0, "pipeline": redis_pipeline(p)})
 
 
 # ---------------------------------------------------------------- PerfTest
@@ -568,14 +602,15 @@ def run_perftest(p: Params) -> dict:
                                         f"got {per_producer * p.sources:,} each; it does not count what was missing")
         return summary.sending, (summary, tool, per_producer)
 
-    summary, tool, per_producer = sized_run(one, 0, p)
+    (summary, tool, per_producer), broker_ms = sized_run(with_broker_cpu(one), 0, p)
     published = per_producer * summary.producers_done
     received = per_producer * p.sources * summary.consumers_done
     source_ms, receiver_ms = tool.threads_ms(PRODUCER_THREAD), tool.threads_ms(CONSUMER_THREAD)
     return result(p, msgs_per_s=summary.receiving / p.receivers, publish_msgs_per_s=summary.sending,
                   published=published, received=received, receivers=p.receivers, source_cpu_ms=source_ms,
                   receiver_cpu_ms=receiver_ms, peak_rss=tool.peak_rss,
-                  extra={"tool_other_cpu_ms": max(0.0, (tool.cpu_ms or 0.0) - source_ms - receiver_ms)},
+                  extra={"tool_other_cpu_ms": max(0.0, (tool.cpu_ms or 0.0) - source_ms - receiver_ms)}
+                  | broker_extra(broker_ms),
                   verify_extra={})
 
 

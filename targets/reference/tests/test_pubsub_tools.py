@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -266,3 +267,19 @@ def test_without_the_broker_it_is_a_resource_error():
 def test_socket_variants_refuse_pubsub_and_back():
     answer = call("iperf3", {}, {})
     assert answer["kind"] == "unsupported" and "nats_bench" in answer["message"]
+
+
+def test_a_run_carries_the_broker_cpu_of_that_run_only(monkeypatch):
+    def busy(n):
+        end = time.process_time() + 0.05
+        while time.process_time() < end:
+            pass
+        return 1000.0, n
+
+    monkeypatch.delenv("MSGBENCH_SERVICE_SESSIONS", raising=False)
+    assert tools.with_broker_cpu(busy)(7) == (1000.0, (7, None))
+    assert tools.broker_extra(None) == {}
+    monkeypatch.setenv("MSGBENCH_SERVICE_SESSIONS", str(os.getsid(0)))  # this test's session: it burns CPU
+    rate, (outcome, broker_ms) = tools.with_broker_cpu(busy)(7)
+    assert (rate, outcome) == (1000.0, 7) and broker_ms >= 30
+    assert tools.broker_extra(broker_ms) == {"broker_cpu_ms": round(broker_ms, 3)}
