@@ -246,8 +246,9 @@ def remaining_s(p: Params) -> float:
     return max(0.0, STARTED + p.time_limit_s - MARGIN_S - time.monotonic())
 
 
-def wait_for(tools: list[Tool], within_s: float, until=None) -> bool:
-    """Sample the tools until every one exited (True) or until() holds (True), or within_s passed (False)."""
+def wait_for(tools: list[Tool], within_s: float, until=None, sample_s: float = SAMPLE_S) -> bool:
+    """Sample the tools every sample_s until every one exited (True) or until() holds (True), or
+    within_s passed (False)."""
     deadline = time.monotonic() + within_s
     while True:
         for tool in tools:
@@ -256,7 +257,7 @@ def wait_for(tools: list[Tool], within_s: float, until=None) -> bool:
             return True
         if time.monotonic() > deadline:
             return False
-        time.sleep(SAMPLE_S)
+        time.sleep(sample_s)
 
 
 @contextlib.contextmanager

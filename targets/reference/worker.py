@@ -395,42 +395,14 @@ class ToolRun:
 
 
 def run_tools(argvs: list[list[str]], limit_s: float) -> list[ToolRun]:
-    """Start every command at once and wait for all within limit_s, sampling each one's VmHWM meanwhile.
-
-    Not getrusage(RUSAGE_CHILDREN): at exec the kernel records the forking parent's high-water mark
-    in the child's maxrss, so it would report this Python worker's peak, not the tool's.
-    """
-    with contextlib.ExitStack() as files:
-        outputs = [(files.enter_context(tempfile.TemporaryFile(mode="w+")),
-                    files.enter_context(tempfile.TemporaryFile(mode="w+"))) for _ in argvs]
-        procs = [subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, text=True)
-                 for argv, (out, err) in zip(argvs, outputs, strict=True)]
-        try:
-            peaks = wait_sampling(procs, limit_s, argvs[0][0])
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait(timeout=EXIT_WITHIN_S)
-        return [ToolRun(read_all(out), read_all(err), peak) for (out, err), peak in zip(outputs, peaks, strict=True)]
-
-
-def wait_sampling(procs: list[subprocess.Popen], limit_s: float, name: str) -> list[int]:
-    """Wait for every process, reading each one's VmHWM meanwhile; their peaks."""
-    deadline = time.monotonic() + limit_s
-    peaks = [0] * len(procs)
-    while running := [k for k, proc in enumerate(procs) if proc.poll() is None]:
-        if time.monotonic() > deadline:
-            raise Failure("internal", f"{name} did not finish within {limit_s:.0f} s")
-        for k in running:  # not reaped yet, so the pid is still this process's
-            peaks[k] = max(peaks[k], pubsub_tools.vm_hwm_bytes(procs[k].pid))
-        time.sleep(RSS_SAMPLE_S)
-    return peaks
-
-
-def read_all(file) -> str:
-    file.seek(0)
-    return file.read()
+    """Start every command at once and wait for all within limit_s, sampling each one's VmHWM
+    meanwhile (pubsub_tools.Tool says why not getrusage); none outlives this call."""
+    with pubsub_tools.cleanup([]) as tools:
+        for argv in argvs:
+            tools.append(pubsub_tools.Tool(argv))
+        if not pubsub_tools.wait_for(tools, limit_s, sample_s=RSS_SAMPLE_S):
+            raise Failure("internal", f"{argvs[0][0]} did not finish within {limit_s:.0f} s")
+        return [ToolRun(tool.stdout(), tool.stderr(), tool.peak_rss) for tool in tools]
 
 
 def run_iperf3(peer: Peer, ports: list[int], p: Params) -> dict:
