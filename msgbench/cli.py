@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from msgbench import compare, doctor, results, spec, suites, tables, targets, workloads
+from msgbench import compare, doctor, procs, results, spec, suites, tables, targets, workloads
 from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_chat, seed_ring
 from msgbench.paths import default_store_path
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
@@ -108,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _store(args) -> Store:
-    return Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path())
+    store.mark_abandoned(procs.harness_alive)  # runs whose harness died (even by SIGKILL)
+    return store
 
 
 def _parse_assignment(text: str, what: str) -> tuple[str, str]:

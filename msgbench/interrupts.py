@@ -4,8 +4,15 @@ A KeyboardInterrupt raised while subprocess.Popen is between fork and return los
 the child's pid: a worker or a broker would then outlive the run. So the run's
 handler defers the interrupt while a child is being started, and the starter raises
 it as soon as it holds the child and can stop it.
+
+Clean-up is deferred the same way: a second Ctrl-C while a worker, a broker or a
+namespace is being stopped would otherwise cut the clean-up short and leave a
+process, a temporary directory or a broker's log behind. It only hurries it (a
+stop that was waiting out a grace period kills at once, see pending()) and is
+raised when the clean-up is done.
 """
 
+import contextlib
 import signal
 
 _depth = 0
@@ -48,3 +55,18 @@ def release() -> None:
     if _pending and not _depth:
         _pending = False
         raise KeyboardInterrupt
+
+
+def pending() -> bool:
+    """An interrupt arrived during a hold(): whoever waits politely should hurry."""
+    return _pending
+
+
+@contextlib.contextmanager
+def deferred():
+    """Clean-up that an interrupt must not cut short; the interrupt is raised after it."""
+    hold()
+    try:
+        yield
+    finally:
+        release()

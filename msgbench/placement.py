@@ -16,6 +16,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
+from msgbench import interrupts
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -113,21 +114,28 @@ class Peers:
         self.notes = notes if notes is not None else []
 
     def __enter__(self) -> "Peers":
-        if self.needs_namespace:
+        if not self.needs_namespace:
+            return self
+        try:
             for name in leftover_namespaces():
                 _ip("netns", "del", name, check=False)
                 self.notes.append(f"removed network namespace {name}, left over from an earlier run")
-            self.namespace = create_namespace(self.netem)
-            self.notes.append(
-                f"placement=remote: the server ran in network namespace {self.namespace.name} "
-                f"({self.namespace.peer_address}, over a veth pair{', netem ' + self.netem if self.netem else ''})"
-            )
+            with interrupts.deferred():  # held the moment it exists, so it is removed on any path
+                self.namespace = create_namespace(self.netem)
+        except BaseException:  # __exit__ does not run when __enter__ raises
+            self.__exit__(None, None, None)
+            raise
+        self.notes.append(
+            f"placement=remote: the server ran in network namespace {self.namespace.name} "
+            f"({self.namespace.peer_address}, over a veth pair{', netem ' + self.netem if self.netem else ''})"
+        )
         return self
 
     def __exit__(self, *exc) -> None:
         if self.namespace:
-            remove_namespace(self.namespace)
-            self.namespace = None
+            with interrupts.deferred():  # a second Ctrl-C must not leave the namespace behind
+                remove_namespace(self.namespace)
+                self.namespace = None
 
     def env_for(self, target: Target, variant: Variant, params: dict, process_limit: int) -> dict:
         if not target.serve:

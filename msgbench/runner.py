@@ -11,7 +11,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, interrupts, placement, services, spec, sysinfo, targets, workloads
+from msgbench import expr, interrupts, placement, procs, services, spec, sysinfo, targets, workloads
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -199,6 +199,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     """Run every job; return the run id and its final status."""
     runtimes = {t.name: targets.runtime_version(t) for t in {j.target.name: j.target for j in plan.jobs}.values()}
     metadata = sysinfo.collect(runtimes)
+    metadata["harness"] = procs.harness_identity()  # so a later start can tell if this run was abandoned
     command = command or shlex.join(["msgbench", *sys.argv[1:]])
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
     run_id = store.start_run(command, suite, metadata, notes)
@@ -225,9 +226,11 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         status = "failed"
         raise PlanError(str(exc)) from None
     finally:
-        interrupts.restore(previous_handlers)
-        progress.close()
-        store.finish_run(run_id, status)
+        # Still under our handlers: a Ctrl-C now waits until the run's status is stored.
+        with interrupts.deferred():
+            progress.close()
+            store.finish_run(run_id, status)
+            interrupts.restore(previous_handlers)
     return run_id, status
 
 

@@ -167,7 +167,10 @@ def installed(s: ServiceSpec) -> bool:
 def version(s: ServiceSpec) -> str:
     if not installed(s):
         return "not installed"
-    return sysinfo.first_line_of(s.version).split(" sha=")[0]  # redis: drop build details
+    try:
+        return sysinfo.first_line_of(s.version).split(" sha=")[0]  # redis: drop build details
+    except sysinfo.CommandHung as exc:  # the broker itself answered; its version is only a note
+        return f"unknown ({exc})"
 
 
 # ---------------------------------------------------------------- one running server
@@ -313,8 +316,9 @@ class Services:
         return self
 
     def __exit__(self, *exc) -> None:
-        for name in list(self.running):
-            self._stop(name)
+        with interrupts.deferred():  # a second Ctrl-C hurries the stop; it never skips one
+            for name in list(self.running):
+                self._stop(name)
 
     def env_for(self, names: tuple[str, ...]) -> dict:
         """The environment of a worker whose target needs these services (at most one)."""
@@ -348,16 +352,19 @@ class Services:
             self._stop(name)
         service = spec(name)
         for attempt in range(3):  # a free port can be taken between finding and binding it
-            running = Running(service)
+            with interrupts.deferred():  # its temporary directory is never lost track of
+                running = Running(service)
             try:
                 running.start()
                 break
             except ServiceError:
-                text = running.stop()
+                with interrupts.deferred():
+                    text = running.stop()
                 if attempt == 2 or "in use" not in text.lower():
                     raise
             except BaseException:  # Ctrl-C while it starts: stop what did start
-                self.keep_log(name, running.stop())
+                with interrupts.deferred():
+                    self.keep_log(name, running.stop())
                 raise
         self.running[name] = running
         self.starts[name] = self.starts.get(name, 0) + 1
@@ -365,7 +372,8 @@ class Services:
         return running
 
     def _stop(self, name: str) -> None:
-        running = self.running.pop(name)
-        text = running.stop()
-        label = name if self.starts.get(name, 1) == 1 else f"{name}#{self.starts[name]}"
-        self.keep_log(label, text)
+        with interrupts.deferred():  # stopped, its directory removed and its log kept, or none
+            running = self.running.pop(name)
+            text = running.stop()
+            label = name if self.starts.get(name, 1) == 1 else f"{name}#{self.starts[name]}"
+            self.keep_log(label, text)

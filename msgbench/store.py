@@ -7,6 +7,7 @@ finishes, so an interrupted or crashed run keeps everything it had measured.
 import json
 import secrets
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -98,6 +99,23 @@ class Store:
             self.db.execute(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now_iso(), run_id)
             )
+
+    def mark_abandoned(self, harness_alive: Callable[[dict], bool]) -> list[str]:
+        """Runs still `running` whose harness (metadata["harness"]) is gone become
+        `abandoned`, with a note; their measurements stay. Runs stored before the
+        harness was recorded cannot be judged and are left as they are."""
+        marked = []
+        for row in self.db.execute("SELECT id, metadata FROM runs WHERE status = 'running'").fetchall():
+            harness = json.loads(row["metadata"]).get("harness")
+            if not isinstance(harness, dict) or harness_alive(harness):
+                continue
+            self.add_note(row["id"], f"abandoned: its harness (pid {harness.get('pid')} on {harness.get('host')}) "
+                                     f"was gone when msgbench started at {now_iso()}; what it measured is kept")
+            with self.db:
+                self.db.execute("UPDATE runs SET status = 'abandoned' WHERE id = ? AND status = 'running'",
+                                (row["id"],))
+            marked.append(row["id"])
+        return marked
 
     def add_note(self, run_id: str, note: str) -> None:
         run = self.run(run_id)

@@ -1,13 +1,19 @@
 """What machine a run was measured on: stored with every run."""
 
+import contextlib
 import os
 import platform
+import shlex
+import signal
 import socket
 import subprocess
 import sys
 
-from msgbench import __version__
+from msgbench import __version__, procs
 from msgbench.paths import REPO_ROOT
+
+COMMAND_TIMEOUT_S = 10.0  # a version query or git: a second normally, more on a loaded machine
+STOP_GRACE_S = 1.0
 
 
 def meminfo() -> dict[str, int]:
@@ -49,15 +55,14 @@ def os_name() -> str:
 
 def git_revision() -> str:
     def git(*args):
-        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
-                              timeout=10, check=False)
+        return run_bounded(["git", *args], cwd=REPO_ROOT)
     try:
         head = git("rev-parse", "--short=12", "HEAD")
         if head.returncode != 0:
             return "unknown (not a git checkout)"
         dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
         return head.stdout.strip() + (" (dirty)" if dirty else "")
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, CommandHung):
         return "unknown"
 
 
@@ -77,11 +82,61 @@ def collect(runtimes: dict[str, str]) -> dict:
     }
 
 
-def first_line_of(argv: list[str], cwd=None) -> str:
-    """The first line a version command prints (stdout, else stderr), or why not."""
+class CommandHung(RuntimeError):
+    """A short command the harness waits on did not finish in time (it was stopped)."""
+
+
+def run_bounded(argv: list[str], cwd=None, timeout_s: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """Run a short command (a version query, git) and capture its output, with a limit.
+
+    It runs under the process supervisor, so neither its hanging nor a daemon it
+    starts can keep the harness waiting on its pipes or leave a process behind.
+    """
+    status_read, status_write = os.pipe()
     try:
-        proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = subprocess.Popen(procs.supervised_argv(list(argv), status_write, STOP_GRACE_S), cwd=cwd,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True, pass_fds=(status_write,))
+    finally:
+        os.close(status_write)
+    with os.fdopen(status_read, "rb", buffering=0) as status_pipe:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except BaseException as exc:  # the time limit, or Ctrl-C: stop it and all it started
+            _stop_session(proc)
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise CommandHung(f"`{shlex.join(argv)}` did not finish within {timeout_s:g} s "
+                                  "and was stopped") from None
+            raise
+        report = procs.read_status(status_pipe.fileno())
+    if report.get("error"):
+        raise OSError(report["error"])
+    return subprocess.CompletedProcess(argv, report.get("exit_code", proc.returncode), out, err)
+
+
+def _stop_session(proc: subprocess.Popen) -> None:
+    """TERM the supervisor's session (it ends every descendant), KILL it if it lingers."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_GRACE_S + 2)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        stream.close()
+
+
+def first_line_of(argv: list[str], cwd=None) -> str:
+    """The first line a version command prints (stdout, else stderr), or why not.
+
+    Raises CommandHung if it does not answer in time: a runtime that hangs at its
+    version would hang every worker too.
+    """
+    try:
+        proc = run_bounded(argv, cwd=cwd)
+    except OSError as exc:
         return f"unknown ({exc})"
     lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
     return lines[0].strip() if lines else "unknown"

@@ -198,7 +198,10 @@ def runtime_version(t: Target) -> str:
         return ""
     if shutil.which(t.version[0]) is None and not (t.folder / t.version[0]).exists():
         return "not installed"
-    return sysinfo.first_line_of(t.version, cwd=t.folder)
+    try:
+        return sysinfo.first_line_of(t.version, cwd=t.folder)
+    except sysinfo.CommandHung as exc:
+        raise TargetError(f"target {t.name}: its version command {exc}; is the runtime working?") from None
 
 
 def missing_packages() -> list[str]:

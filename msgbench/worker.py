@@ -1,8 +1,9 @@
 """One measurement: start a worker, hand it the request, read its JSON lines, clean up.
 
-Each worker runs in a session (process group) of its own so that a time limit, a
-crash or Ctrl-C in the harness can take down the worker and everything it started,
-and nothing is ever left running.
+Each worker runs under a supervisor (msgbench.procs) in a session of its own: a time
+limit, a crash, Ctrl-C or even a SIGKILL of the harness takes down the worker and
+everything it started, including processes that left its group, and nothing is ever
+left running.
 """
 
 import contextlib
@@ -15,10 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from msgbench import interrupts, spec
+from msgbench import interrupts, procs, spec
 
 STDERR_KEEP_BYTES = 16_384
 KILL_GRACE_S = 2.0
+# The supervisor TERMs the worker's descendants and KILLs them after this; shorter than
+# KILL_GRACE_S, so it is done before the harness would KILL the supervisor itself.
+SUPERVISOR_GRACE_S = 1.5
 
 
 @dataclass
@@ -102,30 +106,41 @@ def run_worker(
     protocol = _Protocol(target, request["variant"], on_progress)
     stderr = bytearray()
     timed_out = False
+    status_read, status_write = os.pipe()
     interrupts.hold()
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            procs.supervised_argv(argv, status_write, SUPERVISOR_GRACE_S), cwd=cwd, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, pass_fds=(status_write,),
         )
     except OSError as exc:
         interrupts.release()
+        os.close(status_read)
         return Outcome(status="error", error=f"cannot start worker {argv[0]!r}: {exc}")
+    finally:
+        os.close(status_write)
     try:
         interrupts.release()
         _send_request(proc, request)
         timed_out = not _pump(proc, protocol, stderr, started + time_limit_s)
     except BaseException:
-        stop_group(proc)
-        _reap(proc)
+        with interrupts.deferred():  # a second Ctrl-C must not cut the clean-up short
+            stop_group(proc)
+            _reap(proc)
+            os.close(status_read)
         raise
     if timed_out or protocol.breach:
         stop_group(proc)
-    exit_code, rusage = _reap(proc)
-    stop_group(proc, grace_s=0)  # anything the worker left behind in its group
+    _reap(proc)
+    stop_group(proc, grace_s=0)  # the supervisor ended its worker's descendants; this is its group
+    with os.fdopen(status_read, "rb", buffering=0) as status_pipe:
+        report = procs.read_status(status_pipe.fileno())
+    if report.get("error"):
+        return Outcome(status="error", error=report["error"], wall_s=time.monotonic() - started)
     outcome = Outcome(
         status="error", hello=protocol.hello, wall_s=time.monotonic() - started,
-        max_rss_bytes=rusage.ru_maxrss * 1024 if rusage else None, exit_code=exit_code,
+        max_rss_bytes=report.get("max_rss_bytes"), exit_code=report.get("exit_code"),
         stderr_tail=stderr[-STDERR_KEEP_BYTES:].decode("utf-8", errors="replace"), pgid=proc.pid,
     )
     _judge(outcome, protocol, timed_out, time_limit_s)
@@ -205,7 +220,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
     if not grace_s:
         return
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not interrupts.pending():  # a second Ctrl-C: KILL now
         if proc.poll() is not None and not group_alive(proc.pid):
             return
         time.sleep(0.02)
@@ -221,16 +236,13 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def _reap(proc: subprocess.Popen):
-    """Wait for the worker itself, returning its exit code and resource usage."""
+def _reap(proc: subprocess.Popen) -> None:
+    """Wait for the supervisor, which ends once its worker and every descendant have."""
     for stream in (proc.stdout, proc.stderr):
         if stream:
             stream.close()
-    if proc.returncode is not None:
-        return proc.returncode, None
     try:
-        _, status, rusage = os.wait4(proc.pid, 0)
-    except ChildProcessError:
-        return proc.wait(), None
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, rusage
+        proc.wait(timeout=KILL_GRACE_S + SUPERVISOR_GRACE_S)
+    except subprocess.TimeoutExpired:  # it should never need this: the group's KILL is the backstop
+        stop_group(proc, grace_s=0)
+        proc.wait()
