@@ -1,7 +1,9 @@
 """The msgbench command line."""
 
 import argparse
+import contextlib
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -109,7 +111,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _store(args) -> Store:
     store = Store(args.store or default_store_path())
-    store.mark_abandoned(procs.harness_alive)  # runs whose harness died (even by SIGKILL)
+    # Runs whose harness died (even by SIGKILL). A store that cannot be written now
+    # (read-only, locked) is still read; the next start marks them.
+    with contextlib.suppress(sqlite3.OperationalError):
+        store.mark_abandoned(procs.harness_alive)
     return store
 
 

@@ -14,10 +14,11 @@ import subprocess
 import sys
 import time
 import uuid
+from types import SimpleNamespace
 
 import pytest
 
-from msgbench import procs, targets
+from msgbench import interrupts, placement, procs, targets
 from msgbench.paths import REPO_ROOT
 from msgbench.store import Store
 from msgbench.worker import run_worker
@@ -321,3 +322,24 @@ def test_ctrl_c_again_during_clean_up_leaves_no_process_directory_or_lost_log(tm
     store = Store(tmp_path / "store.sqlite")
     assert "nats" in store.logs(run["id"])
     store.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace needs root")
+def test_ctrl_c_again_while_the_namespace_is_removed_still_removes_it(monkeypatch):
+    real_ip = placement._ip
+
+    def ip_interrupted_once(*args, check=True):
+        if args[:2] == ("link", "del"):  # the first step of removing the namespace
+            monkeypatch.setattr(placement, "_ip", real_ip)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_ip(*args, check=check)
+
+    previous = interrupts.install()
+    try:
+        with (pytest.raises(KeyboardInterrupt),
+              placement.Peers([SimpleNamespace(params={"placement": "remote"})]) as peers):
+            name = peers.namespace.name
+            monkeypatch.setattr(placement, "_ip", ip_interrupted_once)
+    finally:
+        interrupts.restore(previous)
+    assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
