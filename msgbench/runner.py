@@ -130,7 +130,7 @@ def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Targe
 def _variants(target: targets.Target, workload: str, choice: str, measured: set[str]) -> list[targets.Variant]:
     available = target.variants_for(workload)
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
-        return [v for v in available if not v.extra.get("reference_for") or measured & set(v.extra["reference_for"])]
+        return [v for v in available if not v.reference_for or measured & set(v.reference_for)]
     if choice == "all":
         return available
     if choice == "default":
@@ -252,14 +252,14 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             cwd=job.target.folder,
             env=job.target.worker_env(job.variant) | service_env
             | peers.env_for(job.target, job.variant, params, job.process_limit),
-            request={"workload": wl.name, "variant": job.variant.name, "params": params,
-                     "repetition": round_index + 1},
+            request=job.target.request(wl.name, job.variant, params, repetition, warmup),
             target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
         )
         died = brokers.died(needs)
         if died:
             outcome.status, outcome.error = "failed", died
-        elif outcome.status == "ok" and broker_cpu_before is not None:
+        derive(wl, params, job.variant, outcome)
+        if outcome.status == "ok" and broker_cpu_before is not None:
             # Over the whole worker, unless the worker measured it over the run it reports
             # (a reference tool calibrated by runs that it then discards).
             outcome.metrics.setdefault("broker_cpu_ms", round(brokers.cpu_ms(needs) - broker_cpu_before, 3))
@@ -282,6 +282,23 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         job.stopped = outcome.status
 
 
+def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: Outcome) -> None:
+    """The metrics of a result, from the raw facts the worker measured (spec formulas)."""
+    if outcome.status != "ok" or outcome.measured is None:
+        return
+    if variant.lossless is not None and wl.name == "pubsub":  # the variant's setting, not the worker's word
+        outcome.verify["lossless"] = int(variant.lossless)
+    problems = spec.measured_problems(wl, outcome.measured, outcome.histograms)
+    try:
+        outcome.metrics = {} if problems else spec.derive_metrics(
+            wl, params, outcome.measured, outcome.verify, outcome.histograms)
+    except spec.DeriveError as exc:
+        problems = [str(exc)]
+    if problems:
+        outcome.status = "error"
+        outcome.error = "the worker's result does not fit the spec: " + "; ".join(problems)
+
+
 def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
     if outcome.status != "ok":
         return
@@ -293,8 +310,6 @@ def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
 
 
 def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, started_at) -> None:
-    extra = {k: v for k, v in job.variant.extra.items()
-             if isinstance(v, (str, int, float)) or (isinstance(v, list) and all(isinstance(i, str) for i in v))}
     store.add_measurement(run_id, {
         "scenario": job.scenario.name, "workload": job.scenario.workload, "target": job.target.name,
         "variant": job.variant.name, "variant_label": job.variant.label, "params": job.params,
@@ -303,5 +318,5 @@ def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, starte
         "verify": outcome.verify,
         "runtime_version": (outcome.hello or {}).get("runtime_version"),
         "started_at": started_at, "worker": outcome.worker_info(),
-        "stderr_tail": outcome.stderr_tail, "extra": extra,
+        "stderr_tail": outcome.stderr_tail, "extra": job.variant.settings(),
     })

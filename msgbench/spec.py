@@ -1,9 +1,11 @@
 """The workload specs and JSON Schemas in spec/: loading, parameter checks, verification.
 
-spec/ is the single source of truth shared with every target. The harness fills
-in defaults, refuses bad parameters before any worker starts (naming the value and
-the accepted range), validates every line a worker prints, and checks each result's
-verify counts against the workload's rules.
+spec/ is the single source of truth, and the harness its only reader: it fills in
+defaults, refuses bad parameters and broken cross-parameter rules ("requires")
+before any worker starts (naming the value and the accepted range), validates every
+line a worker prints, derives every metric from the raw facts a worker measured
+(each metric's "formula"), and checks each result's verify counts against the
+workload's rules. Workers hold no copy of any of it.
 """
 
 import json
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import jsonschema
 
-from msgbench import expr
+from msgbench import expr, histogram
 from msgbench.paths import SPEC_DIR
 
 
@@ -32,7 +34,10 @@ class Workload:
     primary_metric: str
     verify_rules: list
     processes: str | None
-    raw: dict = field(repr=False)
+    requires: list = field(default_factory=list)
+    measured: dict = field(default_factory=dict)  # raw facts a worker reports: name -> {description, list?, optional?}
+    histograms: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict, repr=False)
 
     def metric_better(self, metric: str) -> str:
         return self.metrics.get(metric, {}).get("better", "none")
@@ -56,6 +61,9 @@ def workloads() -> dict[str, Workload]:
             primary_metric=raw["primary_metric"],
             verify_rules=raw["verify"],
             processes=raw.get("processes"),
+            requires=raw.get("requires", []),
+            measured=raw.get("measured", {}),
+            histograms=raw.get("histograms", {}),
             raw=raw,
         )
     return found
@@ -157,7 +165,17 @@ def resolve_params(wl: Workload, given: dict) -> dict:
     params = wl.defaults() | given
     for name, definition in wl.params.items():
         check_param(name, definition, params[name])
+    check_requires(wl, params)
     return params
+
+
+def check_requires(wl: Workload, params: dict) -> None:
+    """The workload's cross-parameter rules ("requires"), each refused with its numbers."""
+    for rule in wl.requires:
+        text = rule["rule"]
+        if not expr.evaluate(text, params):
+            shown = " and ".join(f"{n} = {json.dumps(params[n])}" for n in sorted(expr.names_in(text)))
+            raise ParamError(f"{shown}: {wl.name} requires {text} ({rule['description']})")
 
 
 def processes_needed(wl: Workload, params: dict) -> int:
@@ -201,6 +219,78 @@ def missing_metrics(wl: Workload, metrics: dict, params: dict | None = None) -> 
             continue
         missing.append(name)
     return missing
+
+
+# ---------------------------------------------------------------- derived metrics
+
+
+class DeriveError(ValueError):
+    """A result whose raw facts do not fit the workload's spec, or a formula that fails on them."""
+
+
+def measured_problems(wl: Workload, measured: dict, histograms: dict) -> list[str]:
+    """What is wrong with a result's raw facts: unknown, missing or mis-shaped names."""
+    problems = []
+    for name, value in measured.items():
+        declared = wl.measured.get(name)
+        if declared is None:
+            problems.append(f"measured {name} is not a raw fact of {wl.name} (known: {', '.join(wl.measured)})")
+        elif declared.get("list") and not isinstance(value, list):
+            problems.append(f"measured {name} must be a list of numbers (one per socket or receiver)")
+        elif not declared.get("list") and isinstance(value, list):
+            problems.append(f"measured {name} must be a number, not a list")
+    problems += [f"measured {name} missing" for name, declared in wl.measured.items()
+                 if name not in measured and not declared.get("optional")]
+    problems += [f"histogram {name} missing" for name, declared in wl.histograms.items()
+                 if name not in histograms and not declared.get("optional")]
+    for name, pairs in histograms.items():
+        if name not in wl.histograms:
+            problems.append(f"histogram {name} is not one of {wl.name}'s (known: {', '.join(wl.histograms) or 'none'})")
+            continue
+        try:
+            histogram.counts(pairs, f"histogram {name}")
+        except histogram.HistogramError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def derive_metrics(wl: Workload, params: dict, measured: dict, verify: dict, histograms: dict) -> dict:
+    """Every metric the workload defines, computed from a result's raw facts.
+
+    A metric with a "when" rule is derived only when it holds; an "optional" one only
+    when the names its formula needs are present. A formula may use metrics derived
+    before it, in any order of declaration.
+    """
+    env = dict(params) | verify | measured
+    env |= {name: expr.Histogram(histogram.counts(pairs, name)) for name, pairs in histograms.items()}
+    pending = {}
+    for name, definition in wl.metrics.items():
+        when = definition.get("when")
+        if when and not expr.evaluate(when, env):
+            continue
+        pending[name] = definition["formula"]
+    metrics: dict = {}
+    while pending:
+        ready = {name: formula for name, formula in pending.items()
+                 if not (expr.names_in(formula) & (set(pending) - {name}))}
+        if not ready:
+            raise DeriveError(f"the formulas of {', '.join(pending)} depend on each other")
+        for name, formula in ready.items():
+            del pending[name]
+            missing = sorted(expr.names_in(formula) - set(env))
+            if missing and wl.metrics[name].get("optional"):
+                continue
+            if missing:
+                raise DeriveError(f"metric {name} = {formula}: the worker did not report {', '.join(missing)}")
+            try:
+                value = expr.evaluate(formula, env)
+            except expr.ExpressionError as exc:
+                raise DeriveError(f"metric {name}: {exc}") from None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+                    or value in (float("inf"), float("-inf")):
+                raise DeriveError(f"metric {name} = {formula} gives {value!r}, not a finite number")
+            metrics[name] = env[name] = value
+    return metrics
 
 
 def _numeric(params: dict) -> dict:

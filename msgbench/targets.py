@@ -22,9 +22,21 @@ class Variant:
     label: str
     description: str
     workloads: tuple[str, ...]
-    env: dict
-    args: tuple[str, ...]
-    extra: dict = field(default_factory=dict)
+    env: dict  # how the runtime starts (GOMAXPROCS, ...)
+    args: tuple[str, ...]  # extra argv for the runtime (erl +S 1)
+    options: dict = field(default_factory=dict)  # what the worker applies, sent in the request
+    lossless: bool | None = None  # pubsub: the system is configured to deliver every message
+    services: tuple[str, ...] = ()  # brokers this variant needs, where they differ from the target's
+    reference_for: tuple[str, ...] = ()  # a reference tool: the targets it is the yardstick of
+
+    def settings(self) -> dict:
+        """What the variant sets, as stored with each of its measurements."""
+        found = dict(self.options)
+        if self.lossless is not None:
+            found["lossless"] = self.lossless
+        if self.reference_for:
+            found["reference_for"] = list(self.reference_for)
+        return found
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +61,14 @@ class Target:
     per_process_bytes_for: dict  # per workload, where its processes weigh more than the ring's
     max_processes: int
     variants: dict[str, Variant]
+    contract: int = 2  # 1: a worker that still computes its own metrics (being retired, issue 12)
+
+    def request(self, workload: str, variant: Variant, params: dict, repetition: int, warmup: bool) -> dict:
+        """The one line a worker reads on stdin (spec/request.schema.json)."""
+        if self.contract == 1:  # it refuses fields it does not know
+            return {"workload": workload, "variant": variant.name, "params": params, "repetition": repetition}
+        return {"workload": workload, "variant": variant.name, "options": variant.options, "params": params,
+                "repetition": repetition, "warmup": warmup}
 
     @property
     def workloads(self) -> list[str]:
@@ -66,7 +86,7 @@ class Target:
 
     def services_for(self, variant: Variant) -> tuple[str, ...]:
         """The brokers a variant needs: its own (a reference tool's), else the target's."""
-        return tuple(variant.extra.get("services") or self.services)
+        return variant.services or self.services
 
     def missing_requirements(self) -> list[str]:
         """Tools and service binaries this target needs that are not installed."""
@@ -112,7 +132,6 @@ def _found(requirement: str) -> bool:
 
 def load_target(folder: Path) -> Target:
     raw = tomllib.loads((folder / "target.toml").read_text())
-    known_keys = {"label", "description", "workloads", "env", "args"}
     variants = {
         name: Variant(
             name=name,
@@ -121,7 +140,10 @@ def load_target(folder: Path) -> Target:
             workloads=tuple(body.get("workloads", [])),
             env=dict(body.get("env", {})),
             args=tuple(body.get("args", [])),
-            extra={k: v for k, v in body.items() if k not in known_keys},
+            options=dict(body.get("options", {})),
+            lossless=body.get("lossless"),
+            services=tuple(body.get("services", [])),
+            reference_for=tuple(body.get("reference_for", [])),
         )
         for name, body in raw.get("variants", {}).items()
     }
@@ -150,6 +172,7 @@ def load_target(folder: Path) -> Target:
         per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
+        contract=int(raw.get("contract", 2)),
     )
 
 

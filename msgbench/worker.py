@@ -30,8 +30,10 @@ HURRY_S = 0.5  # after a second Ctrl-C: time for the supervisor to KILL and reap
 class Outcome:
     status: str  # ok | failed | unsupported | bad_params | error | timeout | interrupted
     error: str | None = None
-    metrics: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)  # derived from measured (an old worker: its own)
     verify: dict = field(default_factory=dict)
+    measured: dict | None = None  # the raw facts of a thin worker's result
+    histograms: dict = field(default_factory=dict)
     hello: dict | None = None
     wall_s: float = 0.0
     max_rss_bytes: int | None = None
@@ -40,8 +42,13 @@ class Outcome:
     pgid: int | None = None  # the worker's process group, gone once run_worker returns
 
     def worker_info(self) -> dict:
-        return {"wall_s": round(self.wall_s, 4), "max_rss_bytes": self.max_rss_bytes,
-                "exit_code": self.exit_code}
+        """The worker process, and the raw facts it reported (so metrics can be derived again)."""
+        info = {"wall_s": round(self.wall_s, 4), "max_rss_bytes": self.max_rss_bytes, "exit_code": self.exit_code}
+        if self.measured is not None:
+            info["measured"] = self.measured
+        if self.histograms:
+            info["histograms"] = self.histograms
+        return info
 
 
 class _Protocol:
@@ -209,7 +216,11 @@ def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float)
         outcome.error = f"the worker reported a result but exited with code {outcome.exit_code}{said}"
     else:
         outcome.status = "ok"
-        outcome.metrics, outcome.verify = final["metrics"], final["verify"]
+        outcome.verify = final["verify"]
+        if "measured" in final:
+            outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
+        else:
+            outcome.metrics = final["metrics"]
 
 
 def stop_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:

@@ -80,4 +80,4 @@ def test_results_show_each_target_as_a_fraction_of_the_reference(fake_targets, c
 
 def test_a_size_larger_than_the_total_is_refused_before_launch(fake_targets, capsys):
     assert run_cli("run", "socket", "--target", "fake", "-p", "size=100", "-p", "total_bytes=10", "--no-build") == 2
-    assert "size = 100 is out of range: size must not exceed total_bytes = 10" in capsys.readouterr().err
+    assert "size = 100 and total_bytes = 10: socket requires size <= total_bytes" in capsys.readouterr().err

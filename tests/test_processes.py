@@ -25,7 +25,7 @@ from msgbench.worker import run_worker
 from tests.conftest import FIXTURE_TARGETS
 
 PYTHON = sys.executable
-RING = {"workload": "ring", "params": {"n": 10, "m": 1, "payload": "BOO!"}, "repetition": 1}
+RING = {"workload": "ring", "options": {}, "params": {"n": 10, "m": 1, "payload": "BOO!"}, "repetition": 1}
 
 
 # ---------------------------------------------------------------- helpers
@@ -189,7 +189,7 @@ def test_stdin_and_stdout_pass_through_the_supervisor(marker, fake_targets):
     fake = targets.target("fake")
     outcome = run_worker(fake.argv(fake.variants["ok"], 1024), cwd=fake.folder, env=dict(os.environ),
                          request=RING | {"variant": "ok"}, target="fake", time_limit_s=20)
-    assert outcome.status == "ok" and outcome.metrics["hops_per_s"] > 0
+    assert outcome.status == "ok" and outcome.measured["pass_wall_ns"] > 0 and outcome.verify["hops"] == 10
 
 
 # ---------------------------------------------------------------- a harness killed with SIGKILL

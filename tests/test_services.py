@@ -162,4 +162,4 @@ def test_a_payload_below_the_header_is_refused_with_the_range(fake_targets, caps
 def test_more_source_threads_than_sources_is_refused(fake_targets, capsys):
     code = run_cli(["run", "pubsub", "--target", "fakebroker", "-p", "source_threads=2", "--no-build"])
     assert code == 2
-    assert "source_threads = 2 is out of range: it must not exceed sources = 1" in capsys.readouterr().err
+    assert "source_threads = 2 and sources = 1: pubsub requires source_threads <= sources" in capsys.readouterr().err

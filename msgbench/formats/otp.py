@@ -54,7 +54,10 @@ def scenario_title(throughput: str, duration_ms: int, mix, spawn_options: str) -
 
 
 def spawn_options(summary: dict) -> str:
-    """The Spawn Options the worker reported, else the queue param, else the suite's default."""
+    """The Spawn Options of the variant (its message_queue_data option; `spawn_options` in
+    older runs and imports), else the queue param, else the suite's default."""
+    if summary.get("message_queue_data") in ("off_heap", "on_heap"):
+        return f"[{{message_queue_data,{summary['message_queue_data']}}}]"
     if summary.get("spawn_options"):
         return str(summary["spawn_options"])
     queue = (summary.get("params") or {}).get("queue")

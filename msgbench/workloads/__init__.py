@@ -1,16 +1,17 @@
 """Workload-specific rules that the declarative spec cannot state.
 
 Most of a workload lives in spec/workloads/<name>.json. A workload that needs more
-(a parameter with a command-line shorthand, a check across parameters, a method
-that takes two worker runs per measurement) registers a module here defining any of
-parse_value(name, text), check(params) and measure(params, run_once).
+(a parameter with a command-line shorthand, a structural check the spec's
+"requires" expressions cannot state, a method that takes two worker runs per
+measurement) registers a module here defining any of parse_value(name, text),
+check(params) and measure(params, run_once).
 """
 
 from collections.abc import Callable
 
-from msgbench.workloads import fanin, pubsub, socket
+from msgbench.workloads import fanin
 
-_HOOKS = {"fanin": fanin, "pubsub": pubsub, "socket": socket}
+_HOOKS = {"fanin": fanin}
 
 
 def _hook(workload: str, name: str):

@@ -60,12 +60,11 @@ variants_agree_with_the_worker_test() ->
          {ok, #{workloads := Workloads, message_queue_data := QueueData, schedulers := Schedulers}} =
              msgbench_variants:lookup(Name),
          ?assertEqual({Name, Workloads}, {Name, maps:get(<<"workloads">>, Table)}),
-         %% spawn_options (for the OTP export) where a receiver is spawned
-         %% with them: fanin and chat; socket-only variants have none.
-         case maps:find(<<"spawn_options">>, Table) of
-             {ok, SpawnOptions} ->
-                 ?assertEqual({Name, iolist_to_binary(io_lib:format("~w", [[{message_queue_data, QueueData}]]))},
-                              {Name, SpawnOptions});
+         %% options.message_queue_data where a receiver is spawned with it:
+         %% fanin and chat; socket-only variants have none.
+         case maps:find(<<"options">>, Table) of
+             {ok, #{<<"message_queue_data">> := Option}} ->
+                 ?assertEqual({Name, atom_to_binary(QueueData)}, {Name, Option});
              error ->
                  ?assertEqual({Name, []}, {Name, [W || W <- Workloads, W =:= <<"fanin">> orelse W =:= <<"chat">>]})
          end,
