@@ -601,6 +601,10 @@ def run_perftest(p: Params) -> dict:
         return summary.sending, (summary, tool, per_producer)
 
     (summary, tool, per_producer), broker_ns = sized_run(with_broker_cpu(one), 0, p)
+    return perftest_result(p, summary, tool, per_producer, broker_ns)
+
+
+def perftest_result(p: Params, summary: PerfTestSummary, tool: Tool, per_producer: int, broker_ns: int | None):
     published = per_producer * summary.producers_done
     per_consumer = per_producer * p.sources
     source_ns, receiver_ns = tool.threads_ns(PRODUCER_THREAD), tool.threads_ns(CONSUMER_THREAD)

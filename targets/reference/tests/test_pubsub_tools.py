@@ -16,6 +16,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -240,6 +241,20 @@ def test_nats_result_keeps_the_tool_s_own_rates():
     assert msgs_per_s(measured) == pytest.approx(sum(c.msgs_per_s for c in subs) / 2, rel=1e-4)
     assert answer["verify"]["published"] / (measured["publish_ns"] / 1e9) == pytest.approx(704493.0)
     assert measured["broker_cpu_ns"] == 8 and measured["source_cpu_ns"] == 5
+
+
+def test_perftest_result_keeps_the_tool_s_own_rates():
+    """Its rates over the whole test follow from the raw facts as before: receiving / receivers, sending."""
+    summary = tools.parse_perftest((DATA / "perftest_counts.stdout").read_text())
+    threads = {tools.PRODUCER_THREAD: 10**6, tools.CONSUMER_THREAD: 2 * 10**6}
+    tool = SimpleNamespace(threads_ns=threads.get, cpu_ns=5 * 10**6, peak_rss=9)
+    p = params(sources=2, source_threads=2, receivers=2)
+    answer = tools.perftest_result(p, summary, tool, 17937 * 3, None)
+    rules_hold(answer, p)
+    measured = answer["measured"]
+    assert msgs_per_s(measured) == pytest.approx(summary.receiving / 2)
+    assert answer["verify"]["published"] / (measured["publish_ns"] / 1e9) == pytest.approx(summary.sending)
+    assert measured["tool_other_cpu_ns"] == 2 * 10**6 and "broker_cpu_ns" not in measured
 
 
 # ---------------------------------------------------------------- through the worker, with real brokers
