@@ -1,6 +1,12 @@
-"""msgbench target "reference": the error the worker reports and the checking of a request's params,
-shared by worker.py (socket) and pubsub_tools.py (pubsub). Standard library only."""
+"""msgbench target "reference": the error the worker reports, typed access to the request's params
+and the variant's options, shared by worker.py (socket) and pubsub_tools.py (pubsub). Standard
+library only.
 
+The harness validated the params against the workload spec and filled in every default
+(spec/CONTRACT.md): nothing here checks a range. A field that is absent is a harness bug,
+reported as internal; what a tool cannot do is each tool's own `unsupported`."""
+
+import dataclasses
 import json
 
 
@@ -13,42 +19,25 @@ class Failure(Exception):
         self.message = message
 
 
-class Ranges:
-    """A workload's parameters, by name, and the values the spec accepts for each: integers from low to
-    high (ints), numbers from low to high (numbers) or one of some strings (enums)."""
+def read_params(cls, raw):
+    """The dataclass cls built from the request's params, each field by its name."""
+    names = [field.name for field in dataclasses.fields(cls)]
+    missing = [name for name in names if not isinstance(raw, dict) or name not in raw]
+    if missing:
+        raise Failure("internal", f"params.{missing[0]} is absent (the harness sends every parameter): "
+                                  f"params = {json.dumps(raw)[:200]}")
+    return cls(**{name: raw[name] for name in names})
 
-    def __init__(self, names: tuple[str, ...], ints: dict, numbers: dict | None = None, enums: dict | None = None):
-        self.names, self.ints, self.numbers, self.enums = names, ints, numbers or {}, enums or {}
 
-    def describe(self, name: str) -> str:
-        if name in self.enums:
-            return f"{name} must be one of {', '.join(self.enums[name])}"
-        if name in self.numbers:
-            low, high = self.numbers[name]
-            return f"{name} must be a number from {low:g} to {high:,}"
-        low, high = self.ints[name]
-        return f"{name} must be an integer from {low:,} to {high:,}"
-
-    def check_value(self, name: str, value):
-        if name in self.enums:
-            ok = isinstance(value, str) and value in self.enums[name]
-        else:
-            low, high = self.numbers.get(name) or self.ints[name]
-            kinds = (int, float) if name in self.numbers else int
-            # NaN and infinities fail the range check too.
-            ok = isinstance(value, kinds) and not isinstance(value, bool) and low <= value <= high
-        if not ok:
-            raise Failure("bad_params", f"{name} = {json.dumps(value)} is out of range: {self.describe(name)}")
-        return value
-
-    def check(self, raw) -> dict:
-        """The request's params, each checked against the spec's range (bad_params otherwise)."""
-        if not isinstance(raw, dict):
-            raise Failure("bad_params", f"params = {json.dumps(raw)} is not an object of parameters")
-        unknown = sorted(set(raw) - set(self.names))
-        if unknown:
-            raise Failure("bad_params", f"unknown parameter {unknown[0]}: accepted are {', '.join(self.names)}")
-        for name in self.names:
-            if name not in raw:
-                raise Failure("bad_params", f"{name} is missing: {self.describe(name)}")
-        return {name: self.check_value(name, raw[name]) for name in self.names}
+def tool_option(request: dict, tools) -> str:
+    """The variant's `tool` option (target.toml), one of tools; any other option is unknown."""
+    options = request.get("options")
+    if not isinstance(options, dict):
+        raise Failure("internal", "the request has no options object (spec/CONTRACT.md, \"The request\")")
+    unknown = sorted(set(options) - {"tool"})
+    if unknown:
+        raise Failure("internal", f"unknown option {unknown[0]}: the reference worker knows tool")
+    if options.get("tool") not in tools:
+        raise Failure("internal", f"option tool = {json.dumps(options.get('tool'))} is not one of "
+                                  f"{', '.join(tools)} (target.toml)")
+    return options["tool"]

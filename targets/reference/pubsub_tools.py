@@ -1,17 +1,18 @@
 """msgbench target "reference", workload pubsub: each broker's own benchmark tool at msgbench's settings.
 
-One variant per tool, each against the broker the harness started for it (target.toml's
-variant-level `services`, given as MSGBENCH_SERVICE_URL / MSGBENCH_SERVICE_ADDR):
+One variant per tool (its option `tool`), each against the broker the harness started for it
+(target.toml's variant-level `services`, given as MSGBENCH_SERVICE_URL / MSGBENCH_SERVICE_ADDR):
 
     nats_bench       natscli's `nats bench` (bin/nats, built by `make build`) against nats-server
     redis_benchmark  Debian's redis-benchmark, PUBLISH only, against redis-server
     perftest         RabbitMQ PerfTest (lib/, fetched by `make build`) against rabbitmq-server
 
 The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
-is not used. Every count and rate reported comes from a tool's output; what a tool does
-not check (order, duplicates, content) is said in verify (`*_checked: false`) and in
-README.md. The tools count messages, not time: each one is calibrated with a short run
-first, then run with the number of messages that takes about duration_s to publish.
+is not used. Every count and time reported comes from a tool's output (raw facts,
+spec/CONTRACT.md: the harness derives the rates); what a tool does not check (order,
+duplicates, content) is said in verify (`*_checked: false`) and in README.md. The tools
+count messages, not time: each one is calibrated with a short run first, then run with
+the number of messages that takes about duration_s to publish.
 Standard library only.
 """
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from params import Failure as ToolError
-from params import Ranges
+from params import read_params, tool_option
 
 WORKLOAD = "pubsub"
 HERE = Path(__file__).resolve().parent
@@ -37,22 +38,7 @@ NATS = HERE / "bin" / "nats"
 LIB = HERE / "lib"
 PERFTEST_MAIN = "com.rabbitmq.perf.PerfTest"
 
-# The accepted values, as in spec/workloads/pubsub.json (tests/test_pubsub_tools.py checks they agree).
-INT_PARAMS = {
-    "payload_bytes": (16, 1048576),
-    "sources": (1, 64),
-    "source_threads": (1, 64),
-    "receivers": (1, 64),
-    "batching_bytes": (0, 16777216),
-    "drain_ms": (100, 600000),
-}
-NUMBER_PARAMS = {"duration_s": (0.1, 3600), "rate": (0, 100000000)}
-PARAM_NAMES = ("payload_bytes", "duration_s", "sources", "source_threads", "receivers", "batching_bytes",
-               "rate", "drain_ms")
-RANGES = Ranges(PARAM_NAMES, INT_PARAMS, numbers=NUMBER_PARAMS)
-
-VARIANTS = ("nats_bench", "redis_benchmark", "perftest")
-SERVICE = {"nats_bench": "nats", "redis_benchmark": "redis", "perftest": "rabbitmq"}
+TOOLS = ("nats_bench", "redis_benchmark", "perftest")  # the option `tool` of the pubsub variants
 
 ARGV_MAX_BYTES = 131071  # Linux MAX_ARG_STRLEN (128 KiB) less the NUL: redis-benchmark's payload is an argument
 CALIBRATION_FIRST = 2000  # messages in the first (calibration) run ...
@@ -83,6 +69,10 @@ class Params:
         return 60 + self.duration_s * 3 + self.drain_ms / 1000 * 2
 
 
+def seconds_ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
 def log(text: str) -> None:
     print(f"reference pubsub: {text}", file=sys.stderr, flush=True)
 
@@ -92,15 +82,6 @@ def tail(text: str, lines: int = 6) -> str:
 
 
 # ---------------------------------------------------------------- parameters
-
-
-def validate(raw) -> Params:
-    """The request's params, each checked against the spec's range (bad_params otherwise)."""
-    p = Params(**RANGES.check(raw))
-    if p.source_threads > p.sources:
-        raise ToolError("bad_params", f"source_threads = {p.source_threads} is out of range: source_threads "
-                                      f"must be at most sources = {p.sources}")
-    return p
 
 
 def check_supported(variant: str, p: Params) -> None:
@@ -131,8 +112,8 @@ def check_supported(variant: str, p: Params) -> None:
 def service_url(variant: str) -> str:
     url = os.environ.get("MSGBENCH_SERVICE_URL")
     if not url:
-        raise ToolError("resource", f"MSGBENCH_SERVICE_URL is not set: the harness starts the broker "
-                                    f"(variant {variant}: services = [\"{SERVICE[variant]}\"])")
+        raise ToolError("resource", f"MSGBENCH_SERVICE_URL is not set: the harness starts {variant}'s broker "
+                                    f"(the variant's services in target.toml)")
     return url
 
 
@@ -143,6 +124,10 @@ def host_port(url: str) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------- running a tool
+
+
+def ticks_ns(ticks: int) -> int:
+    return ticks * 1_000_000_000 // CLOCK_TICKS
 
 
 def vm_hwm_bytes(pid: int) -> int:
@@ -182,7 +167,7 @@ class Tool:
         self._out = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         self._err = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         self.peak_rss = 0
-        self.cpu_ms: float | None = None
+        self.cpu_ns: int | None = None
         self.returncode: int | None = None
         self.thread_cpu: dict[int, tuple[str, int]] = {}
         log(" ".join(a if len(a) < 64 else a[:16] + f"...({len(a)} bytes)" for a in argv))
@@ -209,7 +194,7 @@ class Tool:
 
     def _reaped(self, status: int, usage) -> None:
         self.returncode = self.proc.returncode = os.waitstatus_to_exitcode(status)
-        self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1e3
+        self.cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
 
     def kill(self) -> None:
         if self.running:
@@ -236,9 +221,9 @@ class Tool:
             raise ToolError("internal", f"{Path(self.argv[0]).name} exited with status {self.returncode}: "
                                         f"{tail(self.stderr() or self.stdout())}")
 
-    def threads_ms(self, prefix: str) -> float:
-        """CPU of its threads whose name starts with prefix, as last sampled (ms)."""
-        return sum(ticks for name, ticks in self.thread_cpu.values() if name.startswith(prefix)) * 1e3 / CLOCK_TICKS
+    def threads_ns(self, prefix: str) -> int:
+        """CPU of its threads whose name starts with prefix, as last sampled (ns)."""
+        return ticks_ns(sum(ticks for name, ticks in self.thread_cpu.values() if name.startswith(prefix)))
 
 
 def remaining_s(p: Params) -> float:
@@ -314,7 +299,7 @@ def broker_ticks() -> int | None:
 
 
 def with_broker_cpu(run):
-    """run for sized_run, whose outcome also carries the broker's CPU over that one run (ms, or None).
+    """run for sized_run, whose outcome also carries the broker's CPU over that one run (ns, or None).
 
     The harness measures the broker over the whole worker, calibration and discarded runs
     included; only the worker knows which run it reports, so it measures that one.
@@ -323,38 +308,41 @@ def with_broker_cpu(run):
         before = broker_ticks()
         rate, outcome = run(n)
         after = broker_ticks()
-        return rate, (outcome, None if before is None or after is None else (after - before) * 1e3 / CLOCK_TICKS)
+        return rate, (outcome, None if before is None or after is None else ticks_ns(after - before))
     return measured
 
 
-def broker_extra(broker_ms: float | None) -> dict:
-    return {} if broker_ms is None else {"broker_cpu_ms": round(broker_ms, 3)}
+def broker_extra(broker_ns: int | None) -> dict:
+    return {} if broker_ns is None else {"broker_cpu_ns": broker_ns}
 
 
 def first_count(p: Params) -> int:
     return max(10, min(CALIBRATION_FIRST, CALIBRATION_BYTES // p.payload_bytes))
 
 
-def result(p: Params, *, msgs_per_s: float, publish_msgs_per_s: float, published: int, received: int,
-           receivers: int, source_cpu_ms: float, receiver_cpu_ms: float, peak_rss: int, extra: dict,
-           verify_extra: dict) -> dict:
+def result(*, publish_ns: int, published: int, receivers: int, receiver_received: list[int],
+           receiver_last_ns: list[int], source_cpu_ns: int, receiver_cpu_ns: int, peak_rss: int,
+           extra: dict, verify_extra: dict) -> dict:
+    """The result line: raw facts (spec/CONTRACT.md, pubsub). The tools time each receiver from its
+    first message to its last, so receiver_first_ns is 0 and receiver_last_ns that duration."""
+    received = sum(receiver_received) if receivers else 0
     lost = published * receivers - received
-    metrics = {
-        "msgs_per_s": msgs_per_s,
-        "payload_bits_per_s": msgs_per_s * p.payload_bytes * 8,
-        "publish_msgs_per_s": publish_msgs_per_s,
-        "loss_ratio": lost / (published * receivers) if published * receivers else 0.0,
-        "source_cpu_ms": source_cpu_ms,
-        "receiver_cpu_ms": receiver_cpu_ms,
-        "peak_rss_bytes": float(peak_rss),
+    measured = {
+        "publish_ns": publish_ns,
+        "source_cpu_ns": source_cpu_ns,
+        "receiver_cpu_ns": receiver_cpu_ns,
+        "peak_rss_bytes": peak_rss,
+        "receiver_received": receiver_received,
+        "receiver_first_ns": [0] * len(receiver_received),
+        "receiver_last_ns": receiver_last_ns,
         **extra,
     }
-    # The tools count messages published and received, nothing else: order, duplicates and content
-    # are not checked, so their counts are 0 by construction and marked as such.
+    # The tools count messages published and received, nothing else: order, duplicates, content
+    # and drops are not checked, so their counts are 0 by construction and marked as such.
     verify = {"published": published, "received": received, "lost": lost, "receivers": receivers,
-              "out_of_order": 0, "duplicates": 0, "corrupt": 0, "lossless": 0,
+              "out_of_order": 0, "duplicates": 0, "corrupt": 0, "dropped": 0,
               "order_checked": False, "duplicates_checked": False, "content_checked": False, **verify_extra}
-    return {"type": "result", "metrics": metrics, "verify": verify}
+    return {"type": "result", "measured": measured, "verify": verify}
 
 
 # ---------------------------------------------------------------- nats bench
@@ -394,8 +382,8 @@ class NatsRun:
     pubs: list[NatsClient]
     subs: list[NatsClient]
     pub_rate: float
-    pub_cpu_ms: float
-    sub_cpu_ms: float
+    pub_cpu_ns: int
+    sub_cpu_ns: int
     peak_rss: int
 
 
@@ -434,8 +422,8 @@ def nats_run(url: str, p: Params, msgs: int) -> NatsRun:
         clients = parse_nats_csv(Path(tmp, "pub.csv").read_text()) + parse_nats_csv(Path(tmp, "sub.csv").read_text())
         return NatsRun(pubs=[c for c in clients if c.client.startswith("P")],
                        subs=[c for c in clients if c.client.startswith("S")],
-                       pub_rate=parse_nats_pub_rate(pub.stdout()), pub_cpu_ms=pub.cpu_ms or 0.0,
-                       sub_cpu_ms=sub.cpu_ms or 0.0, peak_rss=pub.peak_rss)
+                       pub_rate=parse_nats_pub_rate(pub.stdout()), pub_cpu_ns=pub.cpu_ns or 0,
+                       sub_cpu_ns=sub.cpu_ns or 0, peak_rss=pub.peak_rss)
 
 
 def run_nats_bench(p: Params) -> dict:
@@ -447,16 +435,22 @@ def run_nats_bench(p: Params) -> dict:
         run = nats_run(url, p, n)
         return run.pub_rate, run
 
-    run, broker_ms = sized_run(with_broker_cpu(one), first_count(p), p)
+    run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
+    return nats_result(p, run, broker_ns)
+
+
+def nats_result(p: Params, run: NatsRun, broker_ns: int | None) -> dict:
     published = sum(c.msgs for c in run.pubs)
-    received = sum(c.msgs for c in run.subs)
     if len(run.subs) != p.receivers or len(run.pubs) != p.sources:
         raise ToolError("internal", f"nats bench reported {len(run.pubs)} publishers and {len(run.subs)} "
                                     f"subscribers, not {p.sources} and {p.receivers}")
-    return result(p, msgs_per_s=sum(c.msgs_per_s for c in run.subs) / len(run.subs),
-                  publish_msgs_per_s=run.pub_rate, published=published, received=received,
-                  receivers=p.receivers, source_cpu_ms=run.pub_cpu_ms, receiver_cpu_ms=run.sub_cpu_ms,
-                  peak_rss=run.peak_rss, extra=broker_extra(broker_ms), verify_extra={})
+    # Stated by nats bench: each subscriber's count and duration (first to last message) in its CSV.
+    # Its aggregate Pub stats are a rate only: publish_ns follows from it, published / rate.
+    return result(publish_ns=seconds_ns(published / run.pub_rate), published=published, receivers=p.receivers,
+                  receiver_received=[c.msgs for c in run.subs],
+                  receiver_last_ns=[seconds_ns(c.seconds) for c in run.subs],
+                  source_cpu_ns=run.pub_cpu_ns, receiver_cpu_ns=run.sub_cpu_ns, peak_rss=run.peak_rss,
+                  extra=broker_extra(broker_ns), verify_extra={})
 
 
 # ---------------------------------------------------------------- redis-benchmark
@@ -471,7 +465,7 @@ class RedisRun:
     completed: int  # PUBLISH replies the tool counted
     seconds: float
     rps: float
-    cpu_ms: float
+    cpu_ns: int
     peak_rss: int
 
 
@@ -505,7 +499,7 @@ def redis_run(p: Params, requests: int) -> RedisRun:
                                         f"{tail(tool.stdout(), 1)}")
         tool.check_exit()
         completed, seconds, rps = parse_redis_benchmark(tool.stdout())
-        return RedisRun(completed, seconds, rps, tool.cpu_ms or 0.0, tool.peak_rss)
+        return RedisRun(completed, seconds, rps, tool.cpu_ns or 0, tool.peak_rss)
 
 
 def run_redis_benchmark(p: Params) -> dict:
@@ -516,12 +510,15 @@ def run_redis_benchmark(p: Params) -> dict:
         run = redis_run(p, n)
         return run.rps, run
 
-    run, broker_ms = sized_run(with_broker_cpu(one), first_count(p), p)
-    # No subscribers: redis-benchmark only publishes. The rate is the PUBLISH rate Redis accepts from these
-    # connections at this pipelining, with nothing delivered; receivers = 0 in verify says so.
-    return result(p, msgs_per_s=run.rps, publish_msgs_per_s=run.rps, published=run.completed, received=0,
-                  receivers=0, source_cpu_ms=run.cpu_ms, receiver_cpu_ms=0.0, peak_rss=run.peak_rss,
-                  extra=broker_extra(broker_ms), verify_extra={"subscribers": 0, "pipeline": redis_pipeline(p)})
+    run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
+    # Stated by redis-benchmark: "N requests completed in S seconds". No subscribers: it only publishes,
+    # so its one receiver entry is the PUBLISH replies it counted over those S seconds, and msgs_per_s
+    # stays the PUBLISH rate Redis accepts at this pipelining with nothing delivered (an upper bound of
+    # the publishing side); receivers = 0 and subscribers = 0 in verify say so.
+    return result(publish_ns=seconds_ns(run.seconds), published=run.completed, receivers=0,
+                  receiver_received=[run.completed], receiver_last_ns=[seconds_ns(run.seconds)],
+                  source_cpu_ns=run.cpu_ns, receiver_cpu_ns=0, peak_rss=run.peak_rss,
+                  extra=broker_extra(broker_ns), verify_extra={"subscribers": 0, "pipeline": redis_pipeline(p)})
 
 
 # ---------------------------------------------------------------- PerfTest
@@ -603,15 +600,24 @@ def run_perftest(p: Params) -> dict:
                                         f"got {per_producer * p.sources:,} each; it does not count what was missing")
         return summary.sending, (summary, tool, per_producer)
 
-    (summary, tool, per_producer), broker_ms = sized_run(with_broker_cpu(one), 0, p)
+    (summary, tool, per_producer), broker_ns = sized_run(with_broker_cpu(one), 0, p)
+    return perftest_result(p, summary, tool, per_producer, broker_ns)
+
+
+def perftest_result(p: Params, summary: PerfTestSummary, tool: Tool, per_producer: int, broker_ns: int | None):
     published = per_producer * summary.producers_done
-    received = per_producer * p.sources * summary.consumers_done
-    source_ms, receiver_ms = tool.threads_ms(PRODUCER_THREAD), tool.threads_ms(CONSUMER_THREAD)
-    return result(p, msgs_per_s=summary.receiving / p.receivers, publish_msgs_per_s=summary.sending,
-                  published=published, received=received, receivers=p.receivers, source_cpu_ms=source_ms,
-                  receiver_cpu_ms=receiver_ms, peak_rss=tool.peak_rss,
-                  extra={"tool_other_cpu_ms": max(0.0, (tool.cpu_ms or 0.0) - source_ms - receiver_ms)}
-                  | broker_extra(broker_ms),
+    per_consumer = per_producer * p.sources
+    source_ns, receiver_ns = tool.threads_ns(PRODUCER_THREAD), tool.threads_ns(CONSUMER_THREAD)
+    # PerfTest states counts (its limits, all reached) and rates over the whole test, not times: the
+    # times follow from them, count / rate (sending: all producers; receiving: all consumers together,
+    # so each consumer's own count over the same time).
+    receiving_ns = seconds_ns(per_consumer * p.receivers / (summary.receiving or math.inf))  # 0: no rate
+    return result(publish_ns=seconds_ns(published / summary.sending), published=published, receivers=p.receivers,
+                  receiver_received=[per_consumer] * summary.consumers_done,
+                  receiver_last_ns=[receiving_ns] * summary.consumers_done,
+                  source_cpu_ns=source_ns, receiver_cpu_ns=receiver_ns, peak_rss=tool.peak_rss,
+                  extra={"tool_other_cpu_ns": max(0, (tool.cpu_ns or 0) - source_ns - receiver_ns)}
+                  | broker_extra(broker_ns),
                   verify_extra={})
 
 
@@ -622,16 +628,11 @@ RUNNERS = {"nats_bench": run_nats_bench, "redis_benchmark": run_redis_benchmark,
 
 
 def handle(request: dict) -> dict:
-    """The result line for a request whose workload is pubsub or whose variant is one of these tools."""
-    variant, workload = request.get("variant"), request.get("workload")
-    if variant not in VARIANTS:
-        raise ToolError("unsupported", f"variant {variant!r} does not run {WORKLOAD}: the reference target's "
-                                       f"{WORKLOAD} variants are {', '.join(VARIANTS)}")
-    if workload != WORKLOAD:
-        raise ToolError("unsupported", f"workload {workload!r}: variant {variant} runs the {WORKLOAD} workload only")
-    p = validate(request.get("params"))
-    check_supported(variant, p)
-    return RUNNERS[variant](p)
+    """The result line for a pubsub request: the tool is the variant's option `tool`."""
+    tool = tool_option(request, TOOLS)
+    p = read_params(Params, request.get("params"))
+    check_supported(tool, p)
+    return RUNNERS[tool](p)
 
 
 def run_quietly(argv: list[str]) -> str:

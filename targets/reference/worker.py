@@ -7,8 +7,10 @@ stdin, writes hello and then result or error on stdout, logs to stderr, exits 0.
     python3 worker.py --serve    the server half: runs the tool's server on a free port
     python3 worker.py --version  both tools' versions on one line
 
-Variants (target.toml): iperf3 measures mode = flow (one-way bandwidth), sockperf
-measures mode = echo (ping-pong round trips over TCP). README.md says how each
+Variants (target.toml) choose the tool with their option `tool`: iperf3 measures
+mode = flow (one-way bandwidth), sockperf measures mode = echo (ping-pong round trips
+over TCP). The worker reports raw facts (spec/CONTRACT.md); the harness derives the
+metrics. README.md says how each
 parameter maps to the tool's options and where the tools cannot match the spec.
 The pubsub workload's variants (nats_bench, redis_benchmark, perftest) are in
 pubsub_tools.py. Standard library only.
@@ -32,28 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pubsub_tools
-from params import Failure, Ranges
+from params import Failure, read_params, tool_option
 
 TARGET = "reference"
 WORKLOAD = "socket"
 HERE = Path(__file__).resolve().parent
 
-# The accepted values, as in spec/workloads/socket.json (tests/test_worker.py checks they agree).
-INT_PARAMS = {
-    "size": (1, 67108864),
-    "total_bytes": (1, 17179869184),
-    "sockets": (1, 1024),
-    "check_content": (0, 1),
-    "port": (0, 65535),
-}
-ENUM_PARAMS = {"mode": ("echo", "flow"), "data": ("binary", "list"), "placement": ("local", "remote")}
-PARAM_NAMES = ("mode", "size", "total_bytes", "sockets", "data", "placement", "check_content", "port")
-RANGES = Ranges(PARAM_NAMES, INT_PARAMS, enums=ENUM_PARAMS)
+# Which mode each tool measures.
+TOOL_MODE = {"iperf3": "flow", "sockperf": "echo"}
 
-# Which mode each variant (tool) measures.
-VARIANT_MODE = {"iperf3": "flow", "sockperf": "echo"}
-
-MAX_SOCKETS = 128  # iperf3 3.12 refuses -P above 128; sockperf: one process pair per socket, same cap
 IPERF3_MAX_BLOCK = 1048576  # iperf3 3.12: "block size too large (maximum = 1048576 bytes)"
 SOCKPERF_MIN_SIZE = 14  # sockperf's own header is 14 bytes, inside -m
 SOCKPERF_MAX_SIZE = 1048575  # sockperf 3.7's largest -m
@@ -113,22 +102,13 @@ def log(text: str) -> None:
 # ---------------------------------------------------------------- parameters
 
 
-def validate(raw) -> Params:
-    """The request's params, each checked against the spec's range (bad_params otherwise)."""
-    params = Params(**RANGES.check(raw))
-    if params.size > params.total_bytes:
-        raise Failure("bad_params", f"size = {params.size} is out of range: size must not exceed "
-                                    f"total_bytes = {params.total_bytes} (the bytes each socket sends)")
-    return params
-
-
 def check_supported(variant: str, p: Params) -> None:
-    """Unsupported: what the variant's tool cannot do, after every parameter is valid."""
-    tool_mode = VARIANT_MODE[variant]
+    """Unsupported: what the variant's tool cannot do (variant is the tool's name, its option `tool`)."""
+    tool_mode = TOOL_MODE[variant]
     if p.mode != tool_mode:
-        other = next(v for v, m in VARIANT_MODE.items() if m == p.mode)
-        raise Failure("unsupported", f"mode = {p.mode}: variant {variant} runs {variant}, which measures "
-                                     f"mode = {tool_mode} only; variant {other} measures {p.mode}")
+        other = next(v for v, m in TOOL_MODE.items() if m == p.mode)
+        raise Failure("unsupported", f"mode = {p.mode}: {variant} measures mode = {tool_mode} only; "
+                                     f"{other} measures {p.mode}")
     if p.data == "list":
         raise Failure("unsupported", 'data = "list" is an Erlang notion (lists of bytes on a socket); '
                                      'the tools send bytes only: use data = "binary"')
@@ -136,9 +116,6 @@ def check_supported(variant: str, p: Params) -> None:
         raise Failure("unsupported", f"sockets = {p.sockets}: iperf3's parallel streams (-P) stop on a coarse "
                                      "byte budget and send or read past the sequence, so their counts cannot "
                                      "be verified; iperf3 is the reference for sockets = 1")
-    if p.sockets > MAX_SOCKETS:
-        raise Failure("unsupported", f"sockets = {p.sockets}: iperf3 3.12 runs at most {MAX_SOCKETS} parallel "
-                                     f"streams (-P), and sockperf is capped alike here")
     if variant == "iperf3" and p.size > IPERF3_MAX_BLOCK:
         raise Failure("unsupported", f"size = {p.size}: iperf3 3.12 writes blocks (-l) of at most "
                                      f"{IPERF3_MAX_BLOCK:,} bytes")
@@ -234,53 +211,44 @@ def sockperf_served(text: str) -> int:
 # ---------------------------------------------------------------- results
 
 
-def mean(values: list[float]) -> float:
-    return sum(values) / max(1, len(values))
+def seconds_ns(seconds: float) -> int:
+    return round(seconds * 1e9)
 
 
 def flow_result(p: Params, report: dict, served: dict, peak_rss: int) -> dict:
-    """iperf3 -R: this client is the receiver; its report times the arrival of the last byte."""
+    """iperf3 -R: this client is the receiver; its report times the arrival of the last byte.
+
+    elapsed_ns and wall_ns are the times iperf3 states (seconds, its own clock): each stream's
+    receiver time and sum_received's; counts follow from its byte count."""
     end = report["end"]
     received = end["sum_received"]
-    seconds = max(float(received["seconds"]), 1e-9)
-    elapsed_s = mean([float(s["receiver"]["seconds"]) for s in end.get("streams", [])]) or seconds
+    wall_ns = seconds_ns(float(received["seconds"]))
+    elapsed_ns = [seconds_ns(float(s["receiver"]["seconds"])) for s in end.get("streams", [])] or [wall_ns]
     bytes_received = int(received["bytes"])
-    messages_received = bytes_received // p.size
-    per_socket = max(1, messages_received // p.sockets)
-    metrics = {
-        "elapsed_ms": elapsed_s * 1e3,
-        "round_trip_us": elapsed_s * 1e6 / per_socket,
-        "bandwidth_bytes_per_s": bytes_received / seconds,
-        "msgs_per_s": messages_received / seconds,
-        "peak_rss_bytes": float(peak_rss),
-    }
+    measured = {"elapsed_ns": elapsed_ns, "wall_ns": wall_ns, "peak_rss_bytes": peak_rss}
     # With -P, iperf3's sender checks its byte budget coarsely and may write a little past
     # it; the receiver stops at the budget. What msgbench verifies is that the whole
     # sequence arrived: sent is the sequence, and the tool's own count is kept beside it.
     sequence = p.messages * p.size * p.sockets
     verify = {
         "messages_sent": p.messages * p.sockets,
-        "messages_received": messages_received,
+        "messages_received": bytes_received // p.size,
         "bytes_sent": sequence,
         "bytes_received": bytes_received,
         "tool_bytes_sent": int(served["bytes"]),
         "content_mismatches": 0,
         "content_checked": False,
     }
-    return {"type": "result", "metrics": metrics, "verify": verify}
+    return {"type": "result", "measured": measured, "verify": verify}
 
 
 def echo_result(p: Params, runs: list[PingPong], peak_rss: int) -> dict:
-    """sockperf: times are means over sockets, rates all sockets together (each over its own run)."""
-    msgs_per_s = sum(run.received / max(run.seconds, 1e-9) for run in runs)
+    """sockperf runs for a time, not a count: each client states its valid duration (RunTime) and
+    the messages it sent and received in it. elapsed_ns is each client's stated RunTime; the
+    clients ran at once, so wall_ns is the longest of them."""
+    elapsed_ns = [seconds_ns(run.seconds) for run in runs]
     sent, received = sum(run.sent for run in runs), sum(run.received for run in runs)
-    metrics = {
-        "elapsed_ms": mean([run.seconds for run in runs]) * 1e3,
-        "round_trip_us": mean([run.rtt_us for run in runs]),
-        "bandwidth_bytes_per_s": msgs_per_s * p.size,
-        "msgs_per_s": msgs_per_s,
-        "peak_rss_bytes": float(peak_rss),
-    }
+    measured = {"elapsed_ns": elapsed_ns, "wall_ns": max(elapsed_ns), "peak_rss_bytes": peak_rss}
     verify = {
         "messages_sent": sent,
         "messages_received": received,
@@ -289,7 +257,7 @@ def echo_result(p: Params, runs: list[PingPong], peak_rss: int) -> dict:
         "content_mismatches": 0,
         "content_checked": False,
     }
-    return {"type": "result", "metrics": metrics, "verify": verify}
+    return {"type": "result", "measured": measured, "verify": verify}
 
 
 # ---------------------------------------------------------------- the client's side of the peer
@@ -335,8 +303,7 @@ class Peer:
                                           f"before its {wanted} line")
             message = parse_line(line)
             if message.get("type") == "error":
-                kind = message.get("kind") if message.get("kind") in ("bad_params", "unsupported",
-                                                                      "resource") else "internal"
+                kind = message.get("kind") if message.get("kind") in ("unsupported", "resource") else "internal"
                 raise Failure(kind, f"the server half: {message.get('message', line.strip())}")
             if message.get("type") == wanted:
                 return message
@@ -437,23 +404,26 @@ def run_client(variant: str, request: dict, p: Params) -> dict:
         peer.close()
 
 
-def handle(request) -> dict:
+def socket_request(request) -> tuple[str, Params]:
+    """The tool (option `tool`) and the params of a socket request, both halves alike."""
     if not isinstance(request, dict):
-        raise Failure("bad_params", "the request is not a JSON object")
-    if request.get("workload") == pubsub_tools.WORKLOAD or request.get("variant") in pubsub_tools.VARIANTS:
-        return pubsub_tools.handle(request)
+        raise Failure("internal", "the request is not a JSON object")
     if request.get("workload") != WORKLOAD:
         raise Failure("unsupported", f"workload {request.get('workload')!r}: the reference tools "
-                                     f"measure the socket workload (iperf3, sockperf) and pubsub "
-                                     f"({', '.join(pubsub_tools.VARIANTS)}) only")
-    variant = request.get("variant")
-    if variant not in VARIANT_MODE:
-        raise Failure("unsupported", f"variant {variant!r}: the reference target's variants are "
-                                     f"{', '.join(VARIANT_MODE)}")
-    p = validate(request.get("params"))
-    check_supported(variant, p)
-    require_tool(variant)
-    return run_client(variant, request, p)
+                                     f"measure the socket workload ({', '.join(TOOL_MODE)}) and pubsub "
+                                     f"({', '.join(pubsub_tools.TOOLS)}) only")
+    tool = tool_option(request, TOOL_MODE)
+    p = read_params(Params, request.get("params"))
+    check_supported(tool, p)
+    require_tool(tool)
+    return tool, p
+
+
+def handle(request) -> dict:
+    if isinstance(request, dict) and request.get("workload") == pubsub_tools.WORKLOAD:
+        return pubsub_tools.handle(request)
+    tool, p = socket_request(request)
+    return run_client(tool, request, p)
 
 
 def worker_main() -> int:
@@ -464,10 +434,12 @@ def worker_main() -> int:
         request = None
     variant = request.get("variant") if isinstance(request, dict) else None
     variant = variant if isinstance(variant, str) and variant else "unknown"
-    if variant in VARIANT_MODE:
-        version = tool_version(variant)
-    elif variant in pubsub_tools.VARIANTS:
-        version = pubsub_tools.version(variant)
+    options = request.get("options") if isinstance(request, dict) else None
+    tool = options.get("tool") if isinstance(options, dict) else None
+    if tool in TOOL_MODE:
+        version = tool_version(tool)
+    elif tool in pubsub_tools.TOOLS:
+        version = pubsub_tools.version(tool)
     else:
         version = versions_line()
     say({"type": "hello", "target": TARGET, "runtime_version": version, "variant": variant})
@@ -511,11 +483,11 @@ class Stdin:
         except queue.Empty:
             raise Failure("internal", f"the server half read no request within {within_s} s") from None
         if line is None:
-            raise Failure("bad_params", "the server half read no request: its stdin closed")
+            raise Failure("internal", "the server half read no request: its stdin closed")
         try:
             return json.loads(line)
         except json.JSONDecodeError:
-            raise Failure("bad_params", f"the server half's request is not JSON: {line.strip()!r}") from None
+            raise Failure("internal", f"the server half's request is not JSON: {line.strip()!r}") from None
 
 
 def port_in_use(port: int) -> bool:
@@ -641,12 +613,7 @@ def serve_sockperf(servers: ToolServers, stdin: Stdin, p: Params) -> dict | None
 
 
 def serve_request(request, stdin: Stdin) -> None:
-    variant = request.get("variant") if isinstance(request, dict) else None
-    if variant not in VARIANT_MODE:
-        raise Failure("unsupported", f"variant {variant!r}: the server half serves {', '.join(VARIANT_MODE)}")
-    p = validate(request.get("params"))
-    check_supported(variant, p)
-    require_tool(variant)
+    variant, p = socket_request(request)  # variant: the tool
     count = 1 if variant == "iperf3" else p.sockets
     ports = choose_ports(p.port, count)
     argvs = [iperf3_server_argv(port) if variant == "iperf3" else sockperf_server_argv(port, p) for port in ports]
@@ -682,7 +649,7 @@ def serve_main() -> int:
 
 
 def versions_line() -> str:
-    pubsub = "; ".join(pubsub_tools.version(variant) for variant in pubsub_tools.VARIANTS)
+    pubsub = "; ".join(pubsub_tools.version(tool) for tool in pubsub_tools.TOOLS)
     return f"{tool_version('iperf3')}; {tool_version('sockperf')}; {pubsub}"
 
 

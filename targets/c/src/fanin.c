@@ -2,7 +2,6 @@
 #include "fanin.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdalign.h>
@@ -20,8 +19,6 @@
 /* Senders and the receiver only loop over plain calls: a small stack keeps 4095 threads'
  * address-space reservation (and page tables) small. */
 #define THREAD_STACK_BYTES (256 * 1024)
-
-#define NS_PER_MS 1000000.0
 
 /* Spins (a pause each, 25 ns on this machine's CPU) a sender waits for room before
  * parking: enough to ride out a ring that is full for a moment. Waiting longer does not
@@ -354,7 +351,7 @@ bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out,
     pthread_mutex_unlock(&s->lock);
 
     if (ok) {
-        sleep_until_ns(out->start_ns + (int64_t)p->duration_ms * (int64_t)NS_PER_MS);
+        sleep_until_ns(out->start_ns + (int64_t)p->duration_ms * INT64_C(1000000));
     }
     atomic_store_explicit(&s->stop, true, memory_order_relaxed);
 
@@ -396,35 +393,16 @@ cleanup:
     return ok;
 }
 
-static double ns_to_ms(int64_t ns) { return (double)ns / NS_PER_MS; }
-
-void fanin_metrics(const fanin_params *p, const fanin_outcome *o, metric out[FANIN_METRIC_COUNT])
+void fanin_measured(const fanin_outcome *o, measured_fact out[FANIN_MEASURED_COUNT])
 {
-    double sent = 0.0;
-    for (int k = 0; k < SIGNAL_KIND_COUNT; k++) {
-        sent += (double)o->sent[k];
-    }
-    /* Clock reads are at least a nanosecond apart in practice; the clamps keep a
-     * division by zero impossible. The receiver can take its last time stamp before the
-     * coordinator wakes to take t_senders_stopped: the drain is then 0. */
-    int64_t send_ns = o->senders_stopped_ns - o->start_ns;
-    int64_t receive_ns = o->last_receive_ns - o->start_ns;
+    /* The receiver can take its last time stamp before the coordinator wakes to take
+     * t_senders_stopped: the drain is then 0, not negative. */
     int64_t drain_ns = o->last_receive_ns - o->senders_stopped_ns;
-    double send_ms = ns_to_ms(send_ns > 0 ? send_ns : 1);
-    double receive_ms = ns_to_ms(receive_ns > 0 ? receive_ns : 1);
-    double drain_ms = ns_to_ms(drain_ns > 0 ? drain_ns : 0);
-    if (p->method == METHOD_OTP) {
-        /* OTP: the planned duration, plus the drain in whole milliseconds */
-        send_ms = (double)p->duration_ms;
-        receive_ms = (double)p->duration_ms + floor(drain_ms);
-    }
-    out[0] = (metric){"send_throughput_per_s", sent / (send_ms / 1000.0)};
-    out[1] = (metric){"receive_throughput_per_s", sent / (receive_ms / 1000.0)};
-    out[2] = (metric){"send_duration_ms", send_ms};
-    out[3] = (metric){"receive_duration_ms", receive_ms};
-    out[4] = (metric){"drain_ms", drain_ms};
-    out[5] = (metric){"cpu_ms", ns_to_ms(o->cpu_ns)};
-    out[6] = (metric){"peak_rss_bytes", (double)o->peak_rss_bytes};
+    out[0] = (measured_fact){.name = "send_ns", .value = o->senders_stopped_ns - o->start_ns};
+    out[1] = (measured_fact){.name = "receive_ns", .value = o->last_receive_ns - o->start_ns};
+    out[2] = (measured_fact){.name = "drain_ns", .value = drain_ns > 0 ? drain_ns : 0};
+    out[3] = (measured_fact){.name = "cpu_ns", .value = o->cpu_ns};
+    out[4] = (measured_fact){.name = "peak_rss_bytes", .value = o->peak_rss_bytes};
 }
 
 void fanin_verify(const fanin_outcome *o, verify_count out[FANIN_VERIFY_COUNT])

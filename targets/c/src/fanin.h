@@ -29,7 +29,7 @@ typedef enum {
     PAYLOAD_MALLOC,       /* copied into a block malloc'd per send, which the receiver frees */
 } fanin_payload;
 
-#define FANIN_METRIC_COUNT 7
+#define FANIN_MEASURED_COUNT 5
 #define FANIN_VERIFY_COUNT 5
 
 typedef struct {
@@ -56,8 +56,9 @@ size_t fanin_queue_capacity(const fanin_params *p);
 bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out, error_kind *kind,
                char *message, size_t message_size);
 
-/* The workload's metrics for an outcome, computed the way p->method says. */
-void fanin_metrics(const fanin_params *p, const fanin_outcome *o, metric out[FANIN_METRIC_COUNT]);
+/* The raw facts of an outcome (spec/CONTRACT.md, fanin): send_ns, receive_ns, drain_ns,
+ * cpu_ns, peak_rss_bytes; the harness derives every rate and duration from them. */
+void fanin_measured(const fanin_outcome *o, measured_fact out[FANIN_MEASURED_COUNT]);
 
 void fanin_verify(const fanin_outcome *o, verify_count out[FANIN_VERIFY_COUNT]);
 

@@ -198,38 +198,6 @@ static bool decode_unicode_escape(parser *p, byte_buffer *out)
     return true;
 }
 
-/* Length of the valid UTF-8 sequence starting at s (at most available bytes), 0 if invalid. */
-static size_t utf8_sequence_length(const unsigned char *s, size_t available)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t min;
-    uint32_t code_point;
-    if (c < 0x80) {
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        n = 2, min = 0x80, code_point = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3, min = 0x800, code_point = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4, min = 0x10000, code_point = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (available < n) {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            return 0;
-        }
-        code_point = (code_point << 6) | (s[i] & 0x3F);
-    }
-    bool overlong = code_point < min;
-    bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
-    return (overlong || surrogate || code_point > 0x10FFFF) ? 0 : n;
-}
-
 /* Parses a string literal (p->pos on the opening quote) into a fresh NUL-terminated buffer. */
 static bool parse_string_chars(parser *p, char **chars, size_t *length)
 {
@@ -285,16 +253,12 @@ static bool parse_string_chars(parser *p, char **chars, size_t *length)
             }
             continue;
         }
-        size_t n = utf8_sequence_length((const unsigned char *)p->text + p->pos, p->length - p->pos);
-        if (n == 0) {
-            fail(p, "invalid UTF-8 in string");
-            break;
-        }
-        if (!buffer_push(&out, p->text + p->pos, n)) {
+        /* raw bytes (UTF-8 from the harness) pass through unchanged */
+        if (!buffer_push(&out, p->text + p->pos, 1)) {
             fail(p, "out of memory");
             break;
         }
-        p->pos += n;
+        p->pos++;
     }
 error:
     free(out.bytes);
@@ -423,17 +387,6 @@ static json_value *parse_array(parser *p)
     return NULL;
 }
 
-static bool has_key(const json_value *object, const char *key, size_t key_length)
-{
-    for (size_t i = 0; i < object->as.object.count; i++) {
-        const json_member *m = &object->as.object.members[i];
-        if (m->key_length == key_length && memcmp(m->key, key, key_length) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static json_value *parse_object(parser *p)
 {
     json_value *v = new_value(p, JSON_OBJECT);
@@ -453,16 +406,9 @@ static json_value *parse_object(parser *p)
             fail(p, "expected a string key in object");
             break;
         }
-        size_t key_at = p->pos;
         char *key;
         size_t key_length;
         if (!parse_string_chars(p, &key, &key_length)) {
-            break;
-        }
-        if (has_key(v, key, key_length)) {
-            p->pos = key_at;
-            fail(p, "duplicate key \"%s\"", key);
-            free(key);
             break;
         }
         skip_whitespace(p);
@@ -630,19 +576,6 @@ const json_value *json_object_get(const json_value *object, const char *key)
     return NULL;
 }
 
-const char *json_type_name(json_type type)
-{
-    switch (type) {
-    case JSON_NULL: return "null";
-    case JSON_BOOL: return "boolean";
-    case JSON_NUMBER: return "number";
-    case JSON_STRING: return "string";
-    case JSON_ARRAY: return "array";
-    case JSON_OBJECT: return "object";
-    }
-    return "unknown";
-}
-
 bool json_as_integer(const json_value *value, long long *out)
 {
     if (value == NULL || value->type != JSON_NUMBER) {
@@ -659,119 +592,4 @@ bool json_as_integer(const json_value *value, long long *out)
     }
     *out = (long long)d;
     return true;
-}
-
-/* A bounded string builder for json_format: appends until full, then remembers that
- * it truncated. */
-typedef struct {
-    char *buffer;
-    size_t size;
-    size_t length;
-    bool truncated;
-} text_builder;
-
-static void append(text_builder *t, const char *s, size_t n)
-{
-    if (t->truncated) {
-        return;
-    }
-    if (t->length + n + 1 > t->size) {
-        t->truncated = true;
-        return;
-    }
-    memcpy(t->buffer + t->length, s, n);
-    t->length += n;
-    t->buffer[t->length] = '\0';
-}
-
-static void append_string_literal(text_builder *t, const char *s, size_t length)
-{
-    append(t, "\"", 1);
-    for (size_t i = 0; i < length; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char escaped[8];
-        if (c == '"' || c == '\\') {
-            escaped[0] = '\\';
-            escaped[1] = (char)c;
-            append(t, escaped, 2);
-        } else if (c < 0x20) {
-            snprintf(escaped, sizeof escaped, "\\u%04x", c);
-            append(t, escaped, 6);
-        } else {
-            append(t, (const char *)&s[i], 1);
-        }
-    }
-    append(t, "\"", 1);
-}
-
-static void format_value(text_builder *t, const json_value *v)
-{
-    char number[40];
-    switch (v->type) {
-    case JSON_NULL:
-        append(t, "null", 4);
-        break;
-    case JSON_BOOL:
-        append(t, v->as.boolean ? "true" : "false", v->as.boolean ? 4 : 5);
-        break;
-    case JSON_NUMBER:
-        if (v->as.number.is_integer) {
-            snprintf(number, sizeof number, "%lld", v->as.number.integer);
-        } else {
-            snprintf(number, sizeof number, "%.17g", v->as.number.value);
-        }
-        append(t, number, strlen(number));
-        break;
-    case JSON_STRING:
-        append_string_literal(t, v->as.string.chars, v->as.string.length);
-        break;
-    case JSON_ARRAY:
-        append(t, "[", 1);
-        for (size_t i = 0; i < v->as.array.count; i++) {
-            if (i > 0) {
-                append(t, ",", 1);
-            }
-            format_value(t, v->as.array.items[i]);
-        }
-        append(t, "]", 1);
-        break;
-    case JSON_OBJECT:
-        append(t, "{", 1);
-        for (size_t i = 0; i < v->as.object.count; i++) {
-            const json_member *m = &v->as.object.members[i];
-            if (i > 0) {
-                append(t, ",", 1);
-            }
-            append_string_literal(t, m->key, m->key_length);
-            append(t, ":", 1);
-            format_value(t, m->value);
-        }
-        append(t, "}", 1);
-        break;
-    }
-}
-
-void json_format(const json_value *value, char *buffer, size_t size)
-{
-    if (size == 0) {
-        return;
-    }
-    buffer[0] = '\0';
-    text_builder t = {.buffer = buffer, .size = size};
-    format_value(&t, value);
-    if (t.truncated) {
-        /* cut back so "..." fits, and never in the middle of a UTF-8 sequence */
-        size_t keep = size > 4 ? size - 4 : 0;
-        if (keep > t.length) {
-            keep = t.length;
-        }
-        while (keep > 0 && ((unsigned char)buffer[keep] & 0xC0) == 0x80) {
-            keep--;
-        }
-        if (size > 4) {
-            memcpy(buffer + keep, "...", 4);
-        } else {
-            buffer[0] = '\0';
-        }
-    }
 }

@@ -1,9 +1,11 @@
-/* A small JSON reader (RFC 8259) for the one request a worker receives.
+/* A small JSON reader (RFC 8259) for the request a worker receives (and the server
+ * half's lines). The harness writes it, so the reader decodes valid JSON exactly and
+ * refuses malformed JSON, without linting what the harness never sends.
  *
  * It builds a tree of values. Strings are decoded (escapes, \u surrogate pairs) to
- * UTF-8 and NUL-terminated; raw input must be valid UTF-8. Objects keep their members
- * in input order and reject duplicate keys, so a request cannot say two things at once.
- * Nesting is limited to JSON_MAX_DEPTH levels so hostile input cannot exhaust the stack.
+ * UTF-8 and NUL-terminated; raw bytes pass through. Objects keep their members in input
+ * order (a repeated key: the first wins). Nesting is limited to JSON_MAX_DEPTH levels so
+ * no input can exhaust the stack.
  */
 #ifndef MSGBENCH_JSON_H
 #define MSGBENCH_JSON_H
@@ -64,15 +66,8 @@ void json_free(json_value *value);
 /* The member of an object with this key, or NULL (also when value is not an object). */
 const json_value *json_object_get(const json_value *object, const char *key);
 
-/* "null", "boolean", "number", "string", "array" or "object": for error messages. */
-const char *json_type_name(json_type type);
-
 /* True when value is a number with an integral value that fits in long long
  * (1 and 1.0 and 1e3 all count, as in JSON Schema); stores it in *out. */
 bool json_as_integer(const json_value *value, long long *out);
-
-/* Writes value as compact JSON into buffer (always NUL-terminated; a value that does
- * not fit is cut and ends in "..."): for error messages that quote what was given. */
-void json_format(const json_value *value, char *buffer, size_t size);
 
 #endif

@@ -7,7 +7,7 @@
 /* Nanoseconds on CLOCK_MONOTONIC (not subject to wall-clock jumps). */
 int64_t monotonic_ns(void);
 
-/* User + system CPU time of the whole process (all threads), in nanoseconds. */
+/* CPU time of the whole process (all threads), in nanoseconds (CLOCK_PROCESS_CPUTIME_ID). */
 int64_t process_cpu_ns(void);
 
 /* Peak resident set size (VmHWM from /proc/self/status) in bytes, or -1 if unreadable. */

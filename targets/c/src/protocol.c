@@ -1,6 +1,7 @@
 #include "protocol.h"
 
-#include <math.h>
+#include <inttypes.h>
+#include <string.h>
 
 void json_write_string(FILE *out, const char *s)
 {
@@ -26,7 +27,6 @@ void json_write_string(FILE *out, const char *s)
 static const char *error_kind_name(error_kind kind)
 {
     switch (kind) {
-    case ERROR_BAD_PARAMS: return "bad_params";
     case ERROR_UNSUPPORTED: return "unsupported";
     case ERROR_RESOURCE: return "resource";
     case ERROR_INTERNAL: return "internal";
@@ -56,28 +56,38 @@ void protocol_error(FILE *out, error_kind kind, const char *message)
     fflush(out);
 }
 
-void protocol_result(FILE *out, const metric *metrics, size_t metric_count,
+void protocol_result(FILE *out, const measured_fact *measured, size_t measured_count,
                      const verify_count *verify, size_t verify_count_length)
 {
-    fputs("{\"type\":\"result\",\"metrics\":{", out);
-    for (size_t i = 0; i < metric_count; i++) {
-        if (i > 0) {
-            fputc(',', out);
+    fputs("{\"type\":\"result\",\"measured\":{", out);
+    for (size_t i = 0; i < measured_count; i++) {
+        const measured_fact *m = &measured[i];
+        fputs(i > 0 ? "," : "", out);
+        json_write_string(out, m->name);
+        if (m->list == NULL) {
+            fprintf(out, ":%" PRId64, m->value);
+            continue;
         }
-        json_write_string(out, metrics[i].name);
-        /* JSON has no NaN or infinity. Callers clamp divisors so this cannot happen;
-         * if it ever did, 0 keeps the line valid and verification still stands. */
-        double value = isfinite(metrics[i].value) ? metrics[i].value : 0.0;
-        fprintf(out, ":%.15g", value);
+        fputs(":[", out);
+        for (size_t j = 0; j < m->list_length; j++) {
+            fprintf(out, "%s%" PRId64, j > 0 ? "," : "", m->list[j]);
+        }
+        fputc(']', out);
     }
     fputs("},\"verify\":{", out);
     for (size_t i = 0; i < verify_count_length; i++) {
-        if (i > 0) {
-            fputc(',', out);
-        }
+        fputs(i > 0 ? "," : "", out);
         json_write_string(out, verify[i].name);
         fprintf(out, ":%lld", verify[i].count);
     }
     fputs("}}\n", out);
     fflush(out);
+}
+
+error_kind protocol_error_kind(const char *name)
+{
+    if (strcmp(name, "unsupported") == 0) {
+        return ERROR_UNSUPPORTED;
+    }
+    return strcmp(name, "resource") == 0 ? ERROR_RESOURCE : ERROR_INTERNAL;
 }

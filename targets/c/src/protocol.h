@@ -5,19 +5,23 @@
 #define MSGBENCH_PROTOCOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum {
-    ERROR_BAD_PARAMS,
     ERROR_UNSUPPORTED,
     ERROR_RESOURCE,
     ERROR_INTERNAL
 } error_kind;
 
+/* One raw fact of a result's `measured` (spec/CONTRACT.md): a duration in ns, a CPU
+ * time in ns, a byte total or a count (the unit is in the name), or a list of them. */
 typedef struct {
-    const char *name; /* unit in the name, as in spec/workloads/<workload>.json */
-    double value;
-} metric;
+    const char *name;
+    int64_t value;
+    const int64_t *list; /* when not NULL: the fact is this list of list_length numbers */
+    size_t list_length;
+} measured_fact;
 
 typedef struct {
     const char *name;
@@ -31,7 +35,11 @@ void protocol_hello(FILE *out, const char *target, const char *runtime_version, 
 
 void protocol_error(FILE *out, error_kind kind, const char *message);
 
-void protocol_result(FILE *out, const metric *metrics, size_t metric_count,
+/* {"type":"result","measured":{...},"verify":{...}} */
+void protocol_result(FILE *out, const measured_fact *measured, size_t measured_count,
                      const verify_count *verify, size_t verify_count_length);
+
+/* The error kind a peer named ("unsupported", "resource"; anything else is internal). */
+error_kind protocol_error_kind(const char *name);
 
 #endif

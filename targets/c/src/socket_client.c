@@ -224,20 +224,6 @@ static bool run_fail(run_state *r, error_kind kind, const char *format, ...)
 
 typedef enum { SERVER_LISTENING, SERVER_SERVED, SERVER_ERROR, SERVER_OTHER } server_line_type;
 
-static error_kind error_kind_from(const char *name)
-{
-    if (strcmp(name, "bad_params") == 0) {
-        return ERROR_BAD_PARAMS;
-    }
-    if (strcmp(name, "unsupported") == 0) {
-        return ERROR_UNSUPPORTED;
-    }
-    if (strcmp(name, "resource") == 0) {
-        return ERROR_RESOURCE;
-    }
-    return ERROR_INTERNAL;
-}
-
 /* Reads the server's lines until one of the protocol's (listening, served, error) or
  * EOF or deadline. On listening: *a = port; served: *a = messages, *b = bytes; error:
  * *kind and message are set (relayed). False on EOF/timeout, with the message saying
@@ -274,7 +260,7 @@ static bool await_server(run_state *r, const char *awaited, int limit_s, server_
             const json_value *k = json_object_get(v, "kind");
             const json_value *m = json_object_get(v, "message");
             *type = SERVER_ERROR;
-            run_fail(r, error_kind_from(k != NULL && k->type == JSON_STRING ? k->as.string.chars : ""),
+            run_fail(r, protocol_error_kind(k != NULL && k->type == JSON_STRING ? k->as.string.chars : ""),
                      "the server: %s", m != NULL && m->type == JSON_STRING ? m->as.string.chars : "(no message)");
         }
         json_free(v);
@@ -465,7 +451,11 @@ static bool measure(run_state *r, const char *request_line, size_t request_lengt
         return false;
     }
     const socket_params *p = r->p;
-    *out = (socket_outcome){.messages_per_socket = r->shared.messages, .send_buffers = r->shared.buffers};
+    *out = (socket_outcome){.messages_per_socket = r->shared.messages, .send_buffers = r->shared.buffers,
+                            .elapsed_ns = malloc((size_t)p->sockets * sizeof(int64_t)), .sockets = p->sockets};
+    if (out->elapsed_ns == NULL) {
+        return run_fail(r, ERROR_RESOURCE, "out of memory for %lld elapsed times", p->sockets);
+    }
     const client *failed = NULL;
     int64_t last_end = gate_ns;
     for (long long k = 0; k < p->sockets; k++) {
@@ -478,12 +468,10 @@ static bool measure(run_state *r, const char *request_line, size_t request_lengt
         out->messages_received += c->received;
         out->bytes_received += c->received_bytes;
         out->content_mismatches += c->mismatches;
-        int64_t elapsed = c->end_ns - c->start_ns;
-        out->mean_elapsed_ns += (double)elapsed / (double)p->sockets;
-        out->mean_ns_per_message += (double)elapsed / (double)r->shared.messages / (double)p->sockets;
+        out->elapsed_ns[k] = c->end_ns - c->start_ns;
         last_end = c->end_ns > last_end ? c->end_ns : last_end;
     }
-    out->wall_ns = last_end - gate_ns > 0 ? last_end - gate_ns : 1;
+    out->wall_ns = last_end - gate_ns;
     server_line_type type;
     long long served_messages = 0;
     long long served_bytes = 0;
@@ -527,20 +515,27 @@ bool socket_run(const socket_params *p, const char *request_line, size_t request
                 error_kind *kind, char *message, size_t message_size, FILE *log)
 {
     socket_ignore_sigpipe();
+    *out = (socket_outcome){0};
     run_state r = {.p = p, .log = log, .kind = kind, .message = message, .message_size = message_size};
     bool ok = measure(&r, request_line, request_length, out);
     release(&r);
+    if (!ok) {
+        socket_outcome_free(out);
+    }
     return ok;
 }
 
-void socket_metrics(const socket_outcome *o, metric out[SOCKET_METRIC_COUNT])
+void socket_outcome_free(socket_outcome *o)
 {
-    double wall_s = (double)o->wall_ns / 1e9;
-    out[0] = (metric){"elapsed_ms", o->mean_elapsed_ns / 1e6};
-    out[1] = (metric){"round_trip_us", o->mean_ns_per_message / 1e3};
-    out[2] = (metric){"bandwidth_bytes_per_s", (double)o->bytes_received / wall_s};
-    out[3] = (metric){"msgs_per_s", (double)o->messages_received / wall_s};
-    out[4] = (metric){"peak_rss_bytes", (double)o->peak_rss_bytes};
+    free(o->elapsed_ns);
+    o->elapsed_ns = NULL;
+}
+
+void socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_COUNT])
+{
+    out[0] = (measured_fact){.name = "elapsed_ns", .list = o->elapsed_ns, .list_length = (size_t)o->sockets};
+    out[1] = (measured_fact){.name = "wall_ns", .value = o->wall_ns};
+    out[2] = (measured_fact){.name = "peak_rss_bytes", .value = o->peak_rss_bytes};
 }
 
 void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT])

@@ -12,7 +12,7 @@
 #include "protocol.h"
 #include "socket_params.h"
 
-#define SOCKET_METRIC_COUNT 5
+#define SOCKET_MEASURED_COUNT 3
 #define SOCKET_VERIFY_COUNT 5
 
 /* The most memory the prepared outgoing frames may take: frames of one value each, for
@@ -34,8 +34,8 @@ typedef struct {
     long long bytes_received;     /* payload bytes, counted the same way */
     long long content_mismatches; /* echo: echoes unlike what was sent */
     int64_t wall_ns;              /* gate opened to the last socket done */
-    double mean_elapsed_ns;       /* per socket: first write to last echo / to the ack */
-    double mean_ns_per_message;   /* per socket elapsed / messages, mean over sockets */
+    int64_t *elapsed_ns;          /* per socket: first write to last echo / to the ack (malloc'd) */
+    long long sockets;            /* elapsed_ns's length */
     int64_t peak_rss_bytes;
     size_t send_buffers;
 } socket_outcome;
@@ -45,11 +45,16 @@ typedef struct {
 size_t socket_send_buffers(long long size);
 
 /* Runs one measurement; request_line (without newline) goes to the server's stdin.
- * False with *kind and a message on failure (also a relayed server error). */
+ * False with *kind and a message on failure (also a relayed server error). On success
+ * the caller frees out with socket_outcome_free. */
 bool socket_run(const socket_params *p, const char *request_line, size_t request_length, socket_outcome *out,
                 error_kind *kind, char *message, size_t message_size, FILE *log);
 
-void socket_metrics(const socket_outcome *o, metric out[SOCKET_METRIC_COUNT]);
+void socket_outcome_free(socket_outcome *o);
+
+/* The raw facts (spec/CONTRACT.md, socket): elapsed_ns (a list, one per socket),
+ * wall_ns, peak_rss_bytes; the harness derives every rate and mean from them. */
+void socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_COUNT]);
 void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT]);
 
 #endif

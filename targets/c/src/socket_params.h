@@ -1,4 +1,5 @@
-/* The socket workload's parameters (spec/workloads/socket.json), checked and decoded. */
+/* The socket workload's parameters (spec/workloads/socket.json), read from a request the
+ * harness validated. */
 #ifndef MSGBENCH_SOCKET_PARAMS_H
 #define MSGBENCH_SOCKET_PARAMS_H
 
@@ -7,10 +8,6 @@
 
 #include "json.h"
 #include "protocol.h"
-
-/* The spec's upper bound on sockets. Each socket is one client thread in the worker and
- * one handler thread in the server: 2 * 1024 + 2 threads fit max_processes (4096). */
-#define SOCKET_MAX_SOCKETS 1024
 
 typedef enum { SOCKET_ECHO, SOCKET_FLOW } socket_mode;
 
@@ -24,11 +21,11 @@ typedef struct {
     long long port;        /* the server's; 0 = any free port */
 } socket_params;
 
-/* Checks params (a JSON object) against the workload spec and decodes it into *out.
- * On failure returns false with *kind (bad_params or unsupported) and a message that
- * names the parameter, the value given and what is accepted. */
-bool socket_params_decode(const json_value *params, socket_params *out, error_kind *kind, char *message,
-                          size_t message_size);
+/* Reads params into *out. False with *kind and a message for what this target does not
+ * implement (data = "list": unsupported) or a params object that is not the harness's
+ * (internal). */
+bool socket_params_read(const json_value *params, socket_params *out, error_kind *kind, char *message,
+                        size_t message_size);
 
 /* Messages per socket: max(1, total_bytes / size). */
 long long socket_messages(const socket_params *p);

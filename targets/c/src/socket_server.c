@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "json.h"
 #include "protocol.h"
 #include "socket_net.h"
 #include "socket_params.h"
@@ -370,44 +369,34 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
 int serve_main(FILE *in, FILE *out, FILE *log)
 {
     socket_ignore_sigpipe();
-    /* a worker that never sends its request must not leave us behind */
-    alarm(REQUEST_TIME_LIMIT_S);
-    size_t length = 0;
-    bool too_long = false;
-    char *line = worker_read_request_line(in, &length, &too_long);
-    alarm(0);
-    char parse_error[256] = "";
-    json_value *request = line != NULL ? json_parse(line, length, parse_error, sizeof parse_error) : NULL;
-    const char *workload = NULL;
-    const char *variant = NULL;
+    worker_request r;
+    worker_options options;
     socket_params p;
     error_kind kind = ERROR_INTERNAL;
     char message[MESSAGE_BYTES];
-    if (line == NULL) {
-        protocol_error(out, too_long ? ERROR_BAD_PARAMS : ERROR_INTERNAL,
-                       too_long ? "the request line is too long" : "out of memory reading the request");
-    } else if (request == NULL) {
-        server_errorf(out, ERROR_BAD_PARAMS, "the request is not valid JSON: %s", parse_error);
-    } else if (worker_check_request(out, request, &workload, &variant)) {
-        if (strcmp(workload, "socket") != 0) {
-            server_errorf(out, ERROR_UNSUPPORTED, "the c server half serves workload socket only, not %s", workload);
-        } else if (!socket_params_decode(json_object_get(request, "params"), &p, &kind, message, sizeof message)) {
-            protocol_error(out, kind, message);
+    /* a worker that never sends its request must not leave us behind */
+    alarm(REQUEST_TIME_LIMIT_S);
+    bool readable = request_read(in, &r, message, sizeof message);
+    alarm(0);
+    if (!readable || !worker_options_read(&r, &options, message, sizeof message)) {
+        protocol_error(out, ERROR_INTERNAL, message);
+    } else if (strcmp(r.workload, "socket") != 0) {
+        server_errorf(out, ERROR_UNSUPPORTED, "the c server half serves workload socket only, not %s", r.workload);
+    } else if (!socket_params_read(r.params, &p, &kind, message, sizeof message)) {
+        protocol_error(out, kind, message);
+    } else {
+        static int stdin_fd;
+        stdin_fd = fileno(in);
+        pthread_t watcher;
+        if (pthread_create(&watcher, NULL, watch_stdin, &stdin_fd) != 0) {
+            protocol_error(out, ERROR_RESOURCE, "cannot start the stdin watcher thread");
         } else {
-            static int stdin_fd;
-            stdin_fd = fileno(in);
-            pthread_t watcher;
-            if (pthread_create(&watcher, NULL, watch_stdin, &stdin_fd) != 0) {
-                protocol_error(out, ERROR_RESOURCE, "cannot start the stdin watcher thread");
-            } else {
-                pthread_detach(watcher);
-                serve(out, log, &p);
-                atomic_store(&serving_done, true); /* from here, stdin's EOF is no news */
-            }
+            pthread_detach(watcher);
+            serve(out, log, &p);
+            atomic_store(&serving_done, true); /* from here, stdin's EOF is no news */
         }
     }
-    json_free(request);
-    free(line);
+    request_free(&r);
     fflush(out);
     return 0;
 }

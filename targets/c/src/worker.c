@@ -2,7 +2,6 @@
 #include "worker.h"
 
 #include <gnu/libc-version.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,45 +9,29 @@
 #include "fanin.h"
 #include "fanin_params.h"
 #include "json.h"
+#include "params.h"
 #include "protocol.h"
 #include "socket_client.h"
 #include "socket_params.h"
 
-/* Far above any valid request (the largest is a ring payload of 64 KiB, escaped). */
+/* Far above any request (the largest is a ring payload of 64 KiB, escaped). */
 #define MAX_REQUEST_BYTES (4 * 1024 * 1024)
 #define MESSAGE_BYTES 1024
 
-#define DEFAULT_VARIANT "default"
-
-/* The variants (target.toml): how a payload reaches the receiver. */
-static const struct {
-    const char *name;
-    fanin_payload payload;
-} VARIANTS[] = {
-    {DEFAULT_VARIANT, PAYLOAD_COPY_TO_SLOT},
-    {"malloc", PAYLOAD_MALLOC},
-};
-
-static const char *const REQUEST_FIELDS[] = {"workload", "variant", "params", "repetition"};
-
-char *worker_read_request_line(FILE *in, size_t *length, bool *too_long)
+/* Reads up to the first newline (or end of input); NULL if the line exceeds
+ * MAX_REQUEST_BYTES or memory runs out. */
+static char *read_line(FILE *in, size_t *length)
 {
     size_t capacity = 4096;
     size_t used = 0;
     char *line = malloc(capacity);
-    *too_long = false;
     if (line == NULL) {
         return NULL;
     }
     int c;
     while ((c = fgetc(in)) != EOF && c != '\n') {
         if (used + 1 >= capacity) {
-            if (capacity >= MAX_REQUEST_BYTES) {
-                *too_long = true;
-                free(line);
-                return NULL;
-            }
-            char *grown = realloc(line, capacity * 2);
+            char *grown = capacity < MAX_REQUEST_BYTES ? realloc(line, capacity * 2) : NULL;
             if (grown == NULL) {
                 free(line);
                 return NULL;
@@ -63,145 +46,113 @@ char *worker_read_request_line(FILE *in, size_t *length, bool *too_long)
     return line;
 }
 
-static void errorf(FILE *out, error_kind kind, const char *format, ...) __attribute__((format(printf, 3, 4)));
-
-static void errorf(FILE *out, error_kind kind, const char *format, ...)
+bool request_read(FILE *in, worker_request *r, char *message, size_t message_size)
 {
-    char message[MESSAGE_BYTES];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    protocol_error(out, kind, message);
-}
-
-static const char *string_field(const json_value *request, const char *name)
-{
-    const json_value *v = json_object_get(request, name);
-    return v != NULL && v->type == JSON_STRING ? v->as.string.chars : NULL;
-}
-
-bool worker_check_request(FILE *out, const json_value *request, const char **workload, const char **variant)
-{
-    if (request->type != JSON_OBJECT) {
-        errorf(out, ERROR_BAD_PARAMS, "the request must be a JSON object, not %s", json_type_name(request->type));
+    memset(r, 0, sizeof *r);
+    r->line = read_line(in, &r->length);
+    if (r->line == NULL) {
+        snprintf(message, message_size, "the request line is longer than %d bytes or memory ran out",
+                 MAX_REQUEST_BYTES);
         return false;
     }
-    for (size_t i = 0; i < request->as.object.count; i++) {
-        const char *key = request->as.object.members[i].key;
-        bool known = false;
-        for (size_t j = 0; j < sizeof REQUEST_FIELDS / sizeof REQUEST_FIELDS[0]; j++) {
-            known = known || strcmp(key, REQUEST_FIELDS[j]) == 0;
-        }
-        if (!known) {
-            errorf(out, ERROR_BAD_PARAMS,
-                   "request field %s is not known: a request has workload, variant, params and repetition", key);
-            return false;
-        }
-    }
-    *workload = string_field(request, "workload");
-    if (*workload == NULL) {
-        errorf(out, ERROR_BAD_PARAMS, "request field workload must be a string");
+    char parse_error[256] = "";
+    r->json = json_parse(r->line, r->length, parse_error, sizeof parse_error);
+    if (r->json == NULL) {
+        snprintf(message, message_size, "the request is not valid JSON: %s", parse_error);
         return false;
     }
-    *variant = string_field(request, "variant");
-    if (*variant == NULL) {
-        errorf(out, ERROR_BAD_PARAMS, "request field variant must be a string");
+    param_reader reader = param_reader_of(r->json);
+    r->variant = param_string(&reader, "variant");
+    r->workload = param_string(&reader, "workload");
+    const json_value *params = json_object_get(r->json, "params");
+    const json_value *options = json_object_get(r->json, "options");
+    const json_value *warmup = json_object_get(r->json, "warmup");
+    r->params = params != NULL && params->type == JSON_OBJECT ? params : NULL;
+    r->options = options != NULL && options->type == JSON_OBJECT ? options : NULL;
+    r->warmup = warmup != NULL && warmup->type == JSON_BOOL && warmup->as.boolean;
+    if (!param_reader_ok(&reader, "request field ", message, message_size)) {
         return false;
     }
-    const json_value *params = json_object_get(request, "params");
-    if (params == NULL || params->type != JSON_OBJECT) {
-        errorf(out, ERROR_BAD_PARAMS, "request field params must be an object");
-        return false;
-    }
-    long long repetition;
-    if (!json_as_integer(json_object_get(request, "repetition"), &repetition) || repetition < 1) {
-        errorf(out, ERROR_BAD_PARAMS, "request field repetition must be an integer >= 1");
+    if (r->params == NULL || r->options == NULL) {
+        snprintf(message, message_size, "the request has no %s object (spec/CONTRACT.md, \"The request\")",
+                 r->params == NULL ? "params" : "options");
         return false;
     }
     return true;
 }
 
-static void run_fanin(FILE *out, FILE *log, fanin_payload payload, const json_value *params)
+void request_free(worker_request *r)
+{
+    json_free(r->json);
+    free(r->line);
+    memset(r, 0, sizeof *r);
+}
+
+bool worker_options_read(const worker_request *r, worker_options *out, char *message, size_t message_size)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < r->options->as.object.count; i++) {
+        const json_member *option = &r->options->as.object.members[i];
+        const char *value = option->value->type == JSON_STRING ? option->value->as.string.chars : "";
+        if (strcmp(option->key, "payload") != 0) {
+            snprintf(message, message_size, "unknown option %s: the c worker knows payload", option->key);
+            return false;
+        }
+        out->has_payload = strcmp(value, "slot") == 0 || strcmp(value, "malloc") == 0;
+        out->payload = strcmp(value, "malloc") == 0 ? PAYLOAD_MALLOC : PAYLOAD_COPY_TO_SLOT;
+        if (!out->has_payload) {
+            snprintf(message, message_size, "option payload must be \"slot\" or \"malloc\" (target.toml)");
+            return false;
+        }
+    }
+    return true;
+}
+
+static void run_fanin(FILE *out, FILE *log, const worker_request *r, const worker_options *options)
 {
     fanin_params p;
+    fanin_outcome outcome;
     error_kind kind = ERROR_INTERNAL;
     char message[MESSAGE_BYTES];
-    if (!fanin_params_decode(params, &p, &kind, message, sizeof message)) {
+    if (!options->has_payload) {
+        protocol_error(out, ERROR_INTERNAL, "fanin needs option payload (\"slot\" or \"malloc\", target.toml)");
+        return;
+    }
+    if (!fanin_params_read(r->params, &p, &kind, message, sizeof message) ||
+        !fanin_run(&p, options->payload, &outcome, &kind, message, sizeof message)) {
         protocol_error(out, kind, message);
         return;
     }
-    fanin_outcome outcome;
-    if (!fanin_run(&p, payload, &outcome, &kind, message, sizeof message)) {
-        protocol_error(out, kind, message);
-        return;
-    }
-    metric metrics[FANIN_METRIC_COUNT];
+    measured_fact measured[FANIN_MEASURED_COUNT];
     verify_count verify[FANIN_VERIFY_COUNT];
-    fanin_metrics(&p, &outcome, metrics);
+    fanin_measured(&outcome, measured);
     fanin_verify(&outcome, verify);
-    protocol_result(out, metrics, FANIN_METRIC_COUNT, verify, FANIN_VERIFY_COUNT);
+    protocol_result(out, measured, FANIN_MEASURED_COUNT, verify, FANIN_VERIFY_COUNT);
     fprintf(log,
-            "c fanin: senders=%lld queue capacity=%zu sender parks=%llu receiver sleeps=%llu sender wakes=%llu\n",
-            p.senders, outcome.queue_capacity, (unsigned long long)outcome.queue_stats.sender_parks,
+            "c fanin%s: senders=%lld queue capacity=%zu sender parks=%llu receiver sleeps=%llu sender wakes=%llu\n",
+            r->warmup ? " (warm-up)" : "", p.senders, outcome.queue_capacity,
+            (unsigned long long)outcome.queue_stats.sender_parks,
             (unsigned long long)outcome.queue_stats.receiver_sleeps,
             (unsigned long long)outcome.queue_stats.sender_wakes);
 }
 
-static void run_socket(FILE *out, FILE *log, const json_value *params, const char *line, size_t length)
+static void run_socket(FILE *out, FILE *log, const worker_request *r)
 {
     socket_params p;
+    socket_outcome outcome;
     error_kind kind = ERROR_INTERNAL;
     char message[MESSAGE_BYTES];
-    if (!socket_params_decode(params, &p, &kind, message, sizeof message)) {
+    if (!socket_params_read(r->params, &p, &kind, message, sizeof message) ||
+        !socket_run(&p, r->line, r->length, &outcome, &kind, message, sizeof message, log)) {
         protocol_error(out, kind, message);
         return;
     }
-    socket_outcome outcome;
-    if (!socket_run(&p, line, length, &outcome, &kind, message, sizeof message, log)) {
-        protocol_error(out, kind, message);
-        return;
-    }
-    metric metrics[SOCKET_METRIC_COUNT];
+    measured_fact measured[SOCKET_MEASURED_COUNT];
     verify_count verify[SOCKET_VERIFY_COUNT];
-    socket_metrics(&outcome, metrics);
+    socket_measured(&outcome, measured);
     socket_verify(&outcome, verify);
-    protocol_result(out, metrics, SOCKET_METRIC_COUNT, verify, SOCKET_VERIFY_COUNT);
-}
-
-static void dispatch(FILE *out, FILE *log, const json_value *request, const char *line, size_t length,
-                     const char *workload, const char *variant)
-{
-    bool fanin = strcmp(workload, "fanin") == 0;
-    if (!fanin && strcmp(workload, "socket") != 0) {
-        char quoted[160];
-        json_format(json_object_get(request, "workload"), quoted, sizeof quoted);
-        errorf(out, ERROR_UNSUPPORTED,
-               "workload %s is not supported: the c target implements fanin (N OS threads sending to one "
-               "consumer thread: the machine's ceiling) and socket (plain blocking TCP sockets)",
-               quoted);
-        return;
-    }
-    for (size_t i = 0; i < sizeof VARIANTS / sizeof VARIANTS[0]; i++) {
-        if (strcmp(variant, VARIANTS[i].name) != 0) {
-            continue;
-        }
-        if (fanin) {
-            run_fanin(out, log, VARIANTS[i].payload, json_object_get(request, "params"));
-        } else if (VARIANTS[i].payload != PAYLOAD_COPY_TO_SLOT) {
-            errorf(out, ERROR_UNSUPPORTED,
-                   "variant \"%s\" does not implement socket: it differs from \"default\" only in how fanin "
-                   "hands a payload between threads; socket runs in variant \"default\"",
-                   variant);
-        } else {
-            run_socket(out, log, json_object_get(request, "params"), line, length);
-        }
-        return;
-    }
-    char quoted[160];
-    json_format(json_object_get(request, "variant"), quoted, sizeof quoted);
-    errorf(out, ERROR_UNSUPPORTED, "variant %s is not supported: the c target has the variants \"%s\" and \"%s\"",
-           quoted, VARIANTS[0].name, VARIANTS[1].name);
+    protocol_result(out, measured, SOCKET_MEASURED_COUNT, verify, SOCKET_VERIFY_COUNT);
+    socket_outcome_free(&outcome);
 }
 
 int worker_main(FILE *in, FILE *out, FILE *log)
@@ -209,37 +160,27 @@ int worker_main(FILE *in, FILE *out, FILE *log)
     char runtime_version[128];
     snprintf(runtime_version, sizeof runtime_version, "C11 pthreads, gcc %s, glibc %s", __VERSION__,
              gnu_get_libc_version());
-
-    size_t length = 0;
-    bool too_long = false;
-    char *line = worker_read_request_line(in, &length, &too_long);
-    char parse_error[256] = "";
-    json_value *request = NULL;
-    if (line != NULL) {
-        request = json_parse(line, length, parse_error, sizeof parse_error);
-    }
+    worker_request r;
+    worker_options options;
+    char message[MESSAGE_BYTES];
+    bool readable = request_read(in, &r, message, sizeof message);
     /* hello comes first whatever the request holds: echo its variant when it has one */
-    const char *requested = request != NULL ? string_field(request, "variant") : NULL;
     protocol_hello(out, WORKER_TARGET, runtime_version,
-                   requested != NULL && requested[0] != '\0' ? requested : DEFAULT_VARIANT);
-
-    if (line == NULL) {
-        if (too_long) {
-            errorf(out, ERROR_BAD_PARAMS, "the request line is longer than %d bytes", MAX_REQUEST_BYTES);
-        } else {
-            errorf(out, ERROR_INTERNAL, "out of memory reading the request");
-        }
-    } else if (request == NULL) {
-        errorf(out, ERROR_BAD_PARAMS, "the request is not valid JSON: %s", parse_error);
+                   r.variant != NULL && r.variant[0] != '\0' ? r.variant : "unknown");
+    if (!readable || !worker_options_read(&r, &options, message, sizeof message)) {
+        protocol_error(out, ERROR_INTERNAL, message);
+    } else if (strcmp(r.workload, "fanin") == 0) {
+        run_fanin(out, log, &r, &options);
+    } else if (strcmp(r.workload, "socket") == 0) {
+        run_socket(out, log, &r);
     } else {
-        const char *workload = NULL;
-        const char *variant = NULL;
-        if (worker_check_request(out, request, &workload, &variant)) {
-            dispatch(out, log, request, line, length, workload, variant);
-        }
+        snprintf(message, sizeof message,
+                 "workload \"%s\" is not supported: the c target implements fanin (N OS threads sending to one "
+                 "consumer thread: the machine's ceiling) and socket (plain blocking TCP sockets)",
+                 r.workload);
+        protocol_error(out, ERROR_UNSUPPORTED, message);
     }
-    json_free(request);
-    free(line);
+    request_free(&r);
     fflush(out);
     return 0;
 }

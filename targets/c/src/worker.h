@@ -6,21 +6,41 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "fanin.h"
 #include "json.h"
 
 #define WORKER_TARGET "c"
+
+/* The request line and what the workers read of it (spec/CONTRACT.md, "The request"). */
+typedef struct {
+    char *line; /* without its newline: the socket worker passes it on to its server */
+    size_t length;
+    json_value *json;
+    const char *workload;
+    const char *variant;
+    const json_value *params;
+    const json_value *options;
+    bool warmup;
+} worker_request;
+
+/* The options target.toml's variants set (spec/CONTRACT.md: an option this worker does
+ * not know is an internal error). */
+typedef struct {
+    fanin_payload payload; /* payload = "slot" | "malloc": how fanin hands a payload over */
+    bool has_payload;
+} worker_options;
 
 /* Reads one JSON request line from in, writes JSON lines to out and human logs to log.
  * Returns the process exit status: 0 whenever an answer (result or error) was written. */
 int worker_main(FILE *in, FILE *out, FILE *log);
 
-/* Reads up to the first newline (or end of input). NULL with *too_long set if the line
- * exceeds the request limit (4 MiB), or on allocation failure. Shared with the socket
- * server, which reads the same request. */
-char *worker_read_request_line(FILE *in, size_t *length, bool *too_long);
+/* Reads and picks apart the request line (the worker's, and the socket server's, which
+ * gets the same line). False with a message; r->variant is set whenever the line had
+ * one. Release with request_free, also after a failure. */
+bool request_read(FILE *in, worker_request *r, char *message, size_t message_size);
+void request_free(worker_request *r);
 
-/* Checks the request envelope (request.schema.json) and picks out the workload and the
- * variant; false after writing an error to out. */
-bool worker_check_request(FILE *out, const json_value *request, const char **workload, const char **variant);
+/* r's options. False with a message (internal) for an option this worker does not know. */
+bool worker_options_read(const worker_request *r, worker_options *out, char *message, size_t message_size);
 
 #endif

@@ -85,8 +85,9 @@ int answered_error(const char *request, const char *kind, const char *text)
     return ok;
 }
 
-#define FANIN_REQUEST(variant, params) \
-    "{\"workload\": \"fanin\", \"variant\": \"" variant "\", \"params\": " params ", \"repetition\": 1}\n"
+#define FANIN_REQUEST(variant, payload, params)                                                        \
+    "{\"workload\": \"fanin\", \"variant\": \"" variant "\", \"options\": {\"payload\": \"" payload "\"}, " \
+    "\"params\": " params ", \"repetition\": 1}\n"
 #define FANIN_PARAMS(senders, mix, method)                                                            \
     "{\"senders\": " senders ", \"duration_ms\": 40, \"mix\": " mix ", \"method\": \"" method "\", " \
     "\"memory_limit_mb\": 8192}"
@@ -94,7 +95,8 @@ int answered_error(const char *request, const char *kind, const char *text)
 #define MIX_MIXED \
     "[{\"percent\": 50, \"kind\": \"message\", \"size\": 1}, {\"percent\": 50, \"kind\": \"message\", \"size\": 100}]"
 
-static void check_fanin_result(const char *request)
+/* A result carries exactly the contract's raw facts: integers, no rates, no metrics. */
+static void check_fanin_result(const char *request, const char *variant)
 {
     worker_output w = run_worker(request);
     CHECK(w.status == 0 && w.all_json && w.count == 2);
@@ -105,21 +107,22 @@ static void check_fanin_result(const char *request)
     const json_value *hello = w.lines[0];
     CHECK(strcmp(string_of(hello, "type"), "hello") == 0);
     CHECK(strcmp(string_of(hello, "target"), "c") == 0);
-    CHECK(strcmp(string_of(hello, "variant"), strstr(request, "malloc") ? "malloc" : "default") == 0);
+    CHECK(strcmp(string_of(hello, "variant"), variant) == 0);
     CHECK(string_of(hello, "runtime_version")[0] != '\0');
 
     const json_value *result = w.lines[1];
     CHECK(strcmp(string_of(result, "type"), "result") == 0);
-    const json_value *metrics = json_object_get(result, "metrics");
-    const char *names[] = {"send_throughput_per_s", "receive_throughput_per_s", "send_duration_ms",
-                           "receive_duration_ms", "drain_ms", "cpu_ms", "peak_rss_bytes"};
+    CHECK(json_object_get(result, "metrics") == NULL);
+    const json_value *measured = json_object_get(result, "measured");
+    const char *names[] = {"send_ns", "receive_ns", "drain_ns", "cpu_ns", "peak_rss_bytes"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const json_value *m = json_object_get(metrics, names[i]);
-        CHECK(m != NULL && m->type == JSON_NUMBER && m->as.number.value >= 0.0);
+        CHECK(integer_of(measured, names[i]) >= 0);
     }
-    CHECK(metrics != NULL && metrics->as.object.count == sizeof names / sizeof names[0]);
-    const json_value *throughput = json_object_get(metrics, "receive_throughput_per_s");
-    CHECK(throughput != NULL && throughput->as.number.value > 0.0);
+    CHECK(measured != NULL && measured->as.object.count == sizeof names / sizeof names[0]);
+    CHECK(integer_of(measured, "send_ns") >= 40 * 1000000LL);
+    /* not receive_ns >= send_ns: the last receive can precede the coordinator's stop stamp */
+    CHECK(integer_of(measured, "receive_ns") > 0);
+    CHECK(integer_of(measured, "cpu_ns") > 0 && integer_of(measured, "peak_rss_bytes") > 0);
 
     const json_value *verify = json_object_get(result, "verify");
     CHECK(integer_of(verify, "sent_message") > 0);
@@ -133,7 +136,7 @@ static void check_fanin_result(const char *request)
 /* The built binary, through a real pipe: stdout carries only the protocol lines. */
 static void test_binary(void)
 {
-    FILE *pipe = popen("printf '%s\\n' '" FANIN_REQUEST("default", FANIN_PARAMS("2", MIX_1, "msgbench"))
+    FILE *pipe = popen("printf '%s\\n' '" FANIN_REQUEST("default", "slot", FANIN_PARAMS("2", MIX_1, "msgbench"))
                        "' | ./bin/msgbench-c 2>/dev/null; echo \"exit $?\"",
                        "r");
     CHECK(pipe != NULL);
@@ -159,36 +162,45 @@ static void test_binary(void)
 
 void test_worker(void)
 {
-    check_fanin_result(FANIN_REQUEST("default", FANIN_PARAMS("2", MIX_1, "msgbench")));
-    check_fanin_result(FANIN_REQUEST("default", FANIN_PARAMS("4", MIX_MIXED, "otp")));
-    check_fanin_result(FANIN_REQUEST("malloc", FANIN_PARAMS("3", MIX_MIXED, "msgbench")));
+    /* the variant's name is only echoed: its options say what to run */
+    check_fanin_result(FANIN_REQUEST("default", "slot", FANIN_PARAMS("2", MIX_1, "msgbench")), "default");
+    check_fanin_result(FANIN_REQUEST("default", "slot", FANIN_PARAMS("4", MIX_MIXED, "otp")), "default");
+    check_fanin_result(FANIN_REQUEST("malloc", "malloc", FANIN_PARAMS("3", MIX_MIXED, "msgbench")), "malloc");
+    check_fanin_result("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                       "\"params\": " FANIN_PARAMS("1", MIX_1, "msgbench") ", \"repetition\": 2, \"warmup\": true}",
+                       "default");
     test_binary();
 
-    CHECK(answered_error("{\"workload\": \"ring\", \"variant\": \"default\", \"params\": {\"n\": 1000, \"m\": 10, "
-                         "\"payload\": \"BOO!\"}, \"repetition\": 1}\n",
+    CHECK(answered_error("{\"workload\": \"ring\", \"variant\": \"default\", \"options\": {}, \"params\": {\"n\": "
+                         "1000, \"m\": 10, \"payload\": \"BOO!\"}, \"repetition\": 1}\n",
                          "unsupported", "implements fanin (N OS threads"));
-    CHECK(answered_error("{\"workload\": \"chat\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1}",
+    CHECK(answered_error("{\"workload\": \"chat\", \"variant\": \"default\", \"options\": {}, \"params\": {}, "
+                         "\"repetition\": 1}",
                          "unsupported", "workload \"chat\" is not supported"));
-    CHECK(answered_error(FANIN_REQUEST("tuned", FANIN_PARAMS("2", MIX_1, "msgbench")), "unsupported",
-                         "variant \"tuned\" is not supported"));
-    CHECK(answered_error(FANIN_REQUEST("default", FANIN_PARAMS("0", MIX_1, "msgbench")), "bad_params",
-                         "senders = 0 is out of range"));
-    CHECK(answered_error(FANIN_REQUEST("default", FANIN_PARAMS(
-                                                      "2", "[{\"percent\": 100, \"kind\": \"exit_signal\", \"size\": 1}]",
-                                                      "msgbench")),
+    CHECK(answered_error(FANIN_REQUEST("default", "slot",
+                                       FANIN_PARAMS("2", "[{\"percent\": 100, \"kind\": \"exit_signal\", \"size\": 1}]",
+                                                    "msgbench")),
                          "unsupported", "exit signals"));
-    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1}",
-                         "bad_params", "senders is missing"));
-    CHECK(answered_error(FANIN_REQUEST("default", "{\"senders\": 100, \"duration_ms\": 40, \"mix\": [{\"percent\": 100, "
-                                                  "\"kind\": \"message\", \"size\": 1000000}], \"method\": "
-                                                  "\"msgbench\", \"memory_limit_mb\": 64}"),
+    CHECK(answered_error(FANIN_REQUEST("default", "slot", "{\"senders\": 100, \"duration_ms\": 40, \"mix\": "
+                                                          "[{\"percent\": 100, \"kind\": \"message\", \"size\": "
+                                                          "1000000}], \"method\": \"msgbench\", \"memory_limit_mb\": 64}"),
                          "resource", "memory_limit_mb = 64 is too small"));
-    CHECK(answered_error("{\"workload\": \"fanin\"", "bad_params", "not valid JSON"));
-    CHECK(answered_error("", "bad_params", "not valid JSON"));
-    CHECK(answered_error("[1]\n", "bad_params", "must be a JSON object"));
-    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 0}",
-                         "bad_params", "repetition"));
-    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1, "
-                         "\"extra\": 1}",
-                         "bad_params", "extra is not known"));
+    /* options: the variant's settings, all of them known */
+    CHECK(answered_error(FANIN_REQUEST("default", "stack", FANIN_PARAMS("2", MIX_1, "msgbench")), "internal",
+                         "option payload must be \"slot\" or \"malloc\""));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\", "
+                         "\"gomaxprocs\": 1}, \"params\": " FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
+                         "internal", "unknown option gomaxprocs"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {}, \"params\": "
+                         FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
+                         "internal", "fanin needs option payload"));
+    /* a request that is not the harness's: one internal error naming what is wrong */
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1}",
+                         "internal", "no options object"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                         "\"params\": {}, \"repetition\": 1}",
+                         "internal", "params.senders is absent"));
+    CHECK(answered_error("{\"workload\": \"fanin\"", "internal", "not valid JSON"));
+    CHECK(answered_error("", "internal", "not valid JSON"));
+    CHECK(answered_error("[1]\n", "internal", "request field variant is absent or not a string"));
 }

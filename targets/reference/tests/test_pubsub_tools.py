@@ -7,6 +7,7 @@ messages), redis-benchmark 7.0.15 (PUBLISH, -c 2 --threads 2, with its \\r progr
 PerfTest 2.22.1 (-x 2 -y 2 with -C/-D counts, and -x 1 -y 1 -z 1), all against local brokers.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -29,8 +31,11 @@ DEFAULTS = {name: body["default"] for name, body in SPEC["params"].items()}
 SMALL = {"payload_bytes": 64, "duration_s": 0.3, "drain_ms": 500}
 
 
+BROKER = {"nats_bench": "nats", "redis_benchmark": "redis", "perftest": "rabbitmq"}
+
+
 def params(**overrides) -> tools.Params:
-    return tools.validate(DEFAULTS | overrides)
+    return tools.read_params(tools.Params, DEFAULTS | overrides)
 
 
 def holds(rule: str, env: dict) -> bool:
@@ -38,42 +43,61 @@ def holds(rule: str, env: dict) -> bool:
     return bool(eval(rule, {"__builtins__": {}}, env))  # the rules are our own spec's, not input
 
 
+MEASURED = ("publish_ns", "source_cpu_ns", "receiver_cpu_ns", "peak_rss_bytes", "receiver_received",
+            "receiver_first_ns", "receiver_last_ns")
+
+
 def rules_hold(answer: dict, p: tools.Params) -> None:
-    env = {k: v for k, v in vars(p).items()} | answer["verify"]
+    """The spec's verify rules hold (the tools' variants are not lossless), and measured has the
+    contract's raw facts: integers, and one list entry per receiver."""
+    env = {k: v for k, v in vars(p).items()} | answer["verify"] | {"lossless": 0}
     for rule in SPEC["verify"]:
         assert holds(rule["rule"], env), (rule["rule"], answer["verify"])
-    for name, definition in SPEC["metrics"].items():
-        if not definition.get("optional") and "when" not in definition:
-            assert name in answer["metrics"], name
+    assert "metrics" not in answer
+    measured = answer["measured"]
+    for name in MEASURED:
+        values = measured[name] if isinstance(measured[name], list) else [measured[name]]
+        assert all(isinstance(v, int) and v >= 0 for v in values), (name, measured)
+    assert len({len(measured[name]) for name in MEASURED[4:]}) == 1, measured
+
+
+def msgs_per_s(measured: dict) -> float:
+    """CONTRACT.md's msgs_per_s: the mean of each receiver's rate, first to last message."""
+    rates = [n / ((last - first) / 1e9) if n >= 2 and last > first else 0
+             for n, first, last in zip(measured["receiver_received"], measured["receiver_first_ns"],
+                                       measured["receiver_last_ns"], strict=True)]
+    return sum(rates) / len(rates)
 
 
 # ---------------------------------------------------------------- parameters
 
 
-def test_params_match_the_spec():
-    spec = SPEC["params"]
-    assert set(spec) == set(tools.PARAM_NAMES)
-    for name, (low, high) in (tools.INT_PARAMS | tools.NUMBER_PARAMS).items():
-        assert (spec[name]["minimum"], spec[name]["maximum"]) == (low, high), name
-        assert spec[name]["type"] == ("number" if name in tools.NUMBER_PARAMS else "integer"), name
+def test_params_are_the_spec_s():
+    assert set(SPEC["params"]) == {field.name for field in dataclasses.fields(tools.Params)}
 
 
-def test_variants_are_declared_with_their_broker():
-    for variant, service in tools.SERVICE.items():
+def test_variants_are_declared_with_their_tool_and_broker():
+    for variant, service in BROKER.items():
         body = TOML["variants"][variant]
         assert body["workloads"] == ["pubsub"] and body["label"] == "reference"
         assert body["services"] == [service] and body["reference_for"] == [service]
+        assert body["options"] == {"tool": variant}
+    assert set(BROKER) == set(tools.TOOLS)
 
 
-@pytest.mark.parametrize("overrides, named", [
-    ({"payload_bytes": 8}, "payload_bytes"), ({"sources": 0}, "sources"), ({"receivers": 65}, "receivers"),
-    ({"source_threads": 3, "sources": 2}, "source_threads"), ({"duration_s": "long"}, "duration_s"),
-    ({"rate": -1}, "rate"), ({"batching_bytes": True}, "batching_bytes"), ({"drain_ms": 1.5}, "drain_ms"),
-])
-def test_bad_params_are_named(overrides, named):
+def test_a_missing_param_is_internal():
     with pytest.raises(tools.ToolError) as caught:
-        params(**overrides)
-    assert caught.value.kind == "bad_params" and f"{named} = " in caught.value.message
+        tools.read_params(tools.Params, {k: v for k, v in DEFAULTS.items() if k != "receivers"})
+    assert caught.value.kind == "internal" and "params.receivers is absent" in caught.value.message
+
+
+@pytest.mark.parametrize("options, named", [({}, "option tool"), ({"tool": "iperf3"}, "option tool"),
+                                            ({"tool": "perftest", "jvm": "x"}, "unknown option jvm")])
+def test_options_name_a_known_tool_and_nothing_else(options, named):
+    request = {"workload": "pubsub", "options": options, "params": DEFAULTS}
+    with pytest.raises(tools.ToolError) as caught:
+        tools.handle(request)
+    assert caught.value.kind == "internal" and named in caught.value.message
 
 
 @pytest.mark.parametrize("variant, overrides, named", [
@@ -194,11 +218,43 @@ def test_sized_run_stops_after_its_rounds():
 
 def test_result_holds_the_spec_rules():
     p = params(receivers=2)
-    answer = tools.result(p, msgs_per_s=10.0, publish_msgs_per_s=11.0, published=100, received=200, receivers=2,
-                          source_cpu_ms=1.0, receiver_cpu_ms=2.0, peak_rss=1, extra={}, verify_extra={})
+    answer = tools.result(publish_ns=10**9, published=100, receivers=2, receiver_received=[100, 90],
+                          receiver_last_ns=[10**9, 2 * 10**9], source_cpu_ns=1, receiver_cpu_ns=2, peak_rss=1,
+                          extra={"broker_cpu_ns": 3}, verify_extra={})
     rules_hold(answer, p)
     assert answer["verify"]["order_checked"] is False and answer["verify"]["content_checked"] is False
-    assert answer["metrics"]["payload_bits_per_s"] == 10.0 * 1024 * 8
+    assert answer["verify"]["received"] == 190 and answer["verify"]["lost"] == 10
+    assert "lossless" not in answer["verify"] and answer["verify"]["dropped"] == 0
+    assert answer["measured"]["receiver_first_ns"] == [0, 0] and answer["measured"]["broker_cpu_ns"] == 3
+    assert msgs_per_s(answer["measured"]) == (100 + 45) / 2
+
+
+def test_nats_result_keeps_the_tool_s_own_rates():
+    """The subscribers' CSV rates and the Pub stats rate follow from the raw facts as before."""
+    subs = tools.parse_nats_csv((DATA / "nats_bench_sub.csv").read_text())
+    pubs = tools.parse_nats_csv((DATA / "nats_bench_pub.csv").read_text())
+    run = tools.NatsRun(pubs=pubs, subs=subs, pub_rate=704493.0, pub_cpu_ns=5, sub_cpu_ns=6, peak_rss=7)
+    p = params(sources=2, source_threads=2, receivers=2)
+    answer = tools.nats_result(p, run, 8)
+    rules_hold(answer, p)
+    measured = answer["measured"]
+    assert msgs_per_s(measured) == pytest.approx(sum(c.msgs_per_s for c in subs) / 2, rel=1e-4)
+    assert answer["verify"]["published"] / (measured["publish_ns"] / 1e9) == pytest.approx(704493.0)
+    assert measured["broker_cpu_ns"] == 8 and measured["source_cpu_ns"] == 5
+
+
+def test_perftest_result_keeps_the_tool_s_own_rates():
+    """Its rates over the whole test follow from the raw facts as before: receiving / receivers, sending."""
+    summary = tools.parse_perftest((DATA / "perftest_counts.stdout").read_text())
+    threads = {tools.PRODUCER_THREAD: 10**6, tools.CONSUMER_THREAD: 2 * 10**6}
+    tool = SimpleNamespace(threads_ns=threads.get, cpu_ns=5 * 10**6, peak_rss=9)
+    p = params(sources=2, source_threads=2, receivers=2)
+    answer = tools.perftest_result(p, summary, tool, 17937 * 3, None)
+    rules_hold(answer, p)
+    measured = answer["measured"]
+    assert msgs_per_s(measured) == pytest.approx(summary.receiving / 2)
+    assert answer["verify"]["published"] / (measured["publish_ns"] / 1e9) == pytest.approx(summary.sending)
+    assert measured["tool_other_cpu_ns"] == 2 * 10**6 and "broker_cpu_ns" not in measured
 
 
 # ---------------------------------------------------------------- through the worker, with real brokers
@@ -214,7 +270,8 @@ def services_module():
 
 
 def call(variant: str, overrides: dict, env: dict) -> dict:
-    request = {"workload": "pubsub", "variant": variant, "params": DEFAULTS | SMALL | overrides, "repetition": 1}
+    request = {"workload": "pubsub", "variant": variant, "options": TOML["variants"][variant]["options"],
+               "params": DEFAULTS | SMALL | overrides, "repetition": 1}
     proc = subprocess.run(TOML["run"], cwd=FOLDER, input=json.dumps(request) + "\n", capture_output=True,
                           text=True, env=os.environ | env, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -235,25 +292,25 @@ RUNS = {"nats_bench": {"batching_bytes": 8192, "sources": 2, "source_threads": 2
         "perftest": {"sources": 2, "source_threads": 2, "receivers": 2}}
 
 
-@pytest.mark.parametrize("variant", tools.VARIANTS)
+@pytest.mark.parametrize("variant", tools.TOOLS)
 def test_a_small_run_through_the_worker(variant):
     services = services_module()
     if services is None or not READY[variant]():
         pytest.skip(f"{variant}: the tool (make build) or its broker is not installed")
     with services.Services(keep_log=lambda name, text: None, note=lambda note: None) as running:
-        env = running.env_for((tools.SERVICE[variant],))
+        env = running.env_for((BROKER[variant],))
         p = params(**SMALL | RUNS[variant])
         answer = call(variant, RUNS[variant], env)
         assert answer["type"] == "result", answer
         rules_hold(answer, p)
-        verify, metrics = answer["verify"], answer["metrics"]
-        assert verify["published"] > 0 and metrics["msgs_per_s"] > 0 and metrics["publish_msgs_per_s"] > 0
+        verify, measured = answer["verify"], answer["measured"]
+        assert verify["published"] > 0 and msgs_per_s(measured) > 0 and measured["publish_ns"] > 0
         if variant == "redis_benchmark":
             assert verify["receivers"] == 0 and verify["received"] == 0
         else:
             assert verify["received"] == verify["published"] * 2 and verify["lost"] == 0
-            assert metrics["receiver_cpu_ms"] > 0
-        assert metrics["source_cpu_ms"] > 0 and metrics["peak_rss_bytes"] > 0
+            assert measured["receiver_cpu_ns"] > 0
+        assert measured["source_cpu_ns"] > 0 and measured["peak_rss_bytes"] > 0
         unsupported = call(variant, {"rate": 1000, "batching_bytes": 8192}, env)
         assert unsupported["type"] == "error" and unsupported["kind"] == "unsupported", unsupported
 
@@ -264,9 +321,9 @@ def test_without_the_broker_it_is_a_resource_error():
     assert answer["type"] == "error" and answer["kind"] == "resource" and "MSGBENCH_SERVICE_URL" in answer["message"]
 
 
-def test_socket_variants_refuse_pubsub_and_back():
+def test_a_socket_tool_does_not_run_pubsub():
     answer = call("iperf3", {}, {})
-    assert answer["kind"] == "unsupported" and "nats_bench" in answer["message"]
+    assert answer["kind"] == "internal" and "nats_bench" in answer["message"]
 
 
 def test_a_run_carries_the_broker_cpu_of_that_run_only(monkeypatch):
@@ -280,6 +337,6 @@ def test_a_run_carries_the_broker_cpu_of_that_run_only(monkeypatch):
     assert tools.with_broker_cpu(busy)(7) == (1000.0, (7, None))
     assert tools.broker_extra(None) == {}
     monkeypatch.setenv("MSGBENCH_SERVICE_SESSIONS", str(os.getsid(0)))  # this test's session: it burns CPU
-    rate, (outcome, broker_ms) = tools.with_broker_cpu(busy)(7)
-    assert (rate, outcome) == (1000.0, 7) and broker_ms >= 30
-    assert tools.broker_extra(broker_ms) == {"broker_cpu_ms": round(broker_ms, 3)}
+    rate, (outcome, broker_ns) = tools.with_broker_cpu(busy)(7)
+    assert (rate, outcome) == (1000.0, 7) and broker_ns >= 30_000_000
+    assert tools.broker_extra(broker_ns) == {"broker_cpu_ns": broker_ns}
