@@ -286,8 +286,8 @@ def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: O
     """The metrics of a result, from the raw facts the worker measured (spec formulas)."""
     if outcome.status != "ok" or outcome.measured is None:
         return
-    if variant.lossless is not None and wl.name == "pubsub":  # the variant's setting, not the worker's word
-        outcome.verify["lossless"] = int(variant.lossless)
+    if wl.name == "pubsub":  # the variant's setting (target.toml), not the worker's word
+        outcome.verify["lossless"] = int(bool(variant.lossless))
     problems = spec.measured_problems(wl, outcome.measured, outcome.histograms)
     try:
         outcome.metrics = {} if problems else spec.derive_metrics(

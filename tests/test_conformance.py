@@ -1,8 +1,9 @@
 """Every real target, driven through the real protocol with small parameters.
 
 For each target, variant and workload it declares: the hello is right, the result
-matches the schema, every metric of the spec is there, the verify counts hold; the
-worker itself refuses bad parameters (naming them) and unknown workloads; and no
+matches the schema, its raw facts fit the spec and every metric derives from them,
+the verify counts hold; the worker refuses options it does not know and unknown
+workloads (a worker still on contract 1 also refuses bad parameters); and no
 process is left behind. A target whose runtime is missing is skipped, except in CI
 (MSGBENCH_REQUIRE_ALL_TARGETS=1), where that is a failure.
 """
@@ -130,7 +131,12 @@ def check_result(wl, params, outcome):
     assert spec.failed_rules(wl, params, outcome.verify) == []
 
 
-@pytest.mark.parametrize("name, variant, workload", cases())
+def contract_1_cases():
+    """Workers that still check their own parameters (being retired: the harness checks them)."""
+    return [case for case in cases() if targets.target(case.values[0]).contract == 1]
+
+
+@pytest.mark.parametrize("name, variant, workload", contract_1_cases())
 def test_worker_refuses_bad_params_by_name(name, variant, workload, brokers):
     t = ready(name)
     for overrides, named in BAD[workload]:
@@ -139,6 +145,21 @@ def test_worker_refuses_bad_params_by_name(name, variant, workload, brokers):
         assert named in outcome.error, outcome.error
     outcome = call(t, variant, workload, full_params(workload, {"no_such_param": 1}), brokers)
     assert outcome.status == "bad_params" and "no_such_param" in outcome.error
+
+
+@pytest.mark.parametrize("name", [t.name for t in real_targets() if t.contract == 2])
+def test_an_option_the_worker_does_not_know_is_an_error_naming_it(name, brokers):
+    """Options are data in target.toml; a worker that silently ignored one would measure something else."""
+    t = ready(name)
+    v = t.variants[t.default_variant]
+    workload = v.workloads[0]
+    params = full_params(workload, {})
+    outcome = run_worker(
+        t.argv(v, 10_000), cwd=t.folder,
+        env=t.worker_env(v) | placement.Peers([]).env_for(t, v, params, 10_000) | brokers.env_for(t.services_for(v)),
+        request=t.request(workload, v, params, 1, False) | {"options": v.options | {"no_such_option": 1}},
+        target=t.name, time_limit_s=TIME_LIMIT_S)
+    assert outcome.status == "error" and "no_such_option" in outcome.error, (outcome.status, outcome.error)
 
 
 @pytest.mark.parametrize("name", [t.name for t in real_targets()])
