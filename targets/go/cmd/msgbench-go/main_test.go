@@ -40,7 +40,7 @@ func runWorker(t *testing.T, request string) (stdout, stderr string) {
 func TestWorkerProcessSpeaksTheProtocol(t *testing.T) {
 	for _, request := range []string{
 		`{"workload":"ring","variant":"default","params":{"n":100,"m":2,"payload":"BOO!"},"repetition":1}` + "\n",
-		`{"workload":"ring","variant":"default","params":{"n":0,"m":2,"payload":"BOO!"},"repetition":1}` + "\n",
+		`{"workload":"pubsub","variant":"default","params":{},"repetition":1}` + "\n", // unsupported
 		// The worker starts this binary with --serve as its server half.
 		`{"workload":"socket","variant":"default","params":{"mode":"flow","size":10,"total_bytes":1000,"sockets":2,` +
 			`"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1}` + "\n",

@@ -264,8 +264,7 @@ func BenchmarkCapacity(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.ReportMetric(float64(out.ReceivedInWindow)/out.SendWindow.Seconds(), "received/s")
-					b.ReportMetric(float64(out.Latency.Quantile(0.5))/1e3, "p50-us")
-					b.ReportMetric(float64(out.Latency.Quantile(0.99))/1e3, "p99-us")
+					b.ReportMetric(float64(out.Latency.Max())/1e3, "max-us")
 				})
 			}
 		}

@@ -138,33 +138,46 @@ func (h *Histogram) Count() uint64 { return h.count }
 // Max is the largest sample, exact (0 without samples).
 func (h *Histogram) Max() int64 { return h.max }
 
-// Quantile is the q-quantile (0 < q <= 1) by nearest rank: the
-// ceil(q * count)-th smallest sample, exact while the samples are kept as
-// they are, else the midpoint of its bucket (never above the maximum).
-// 0 without samples.
-func (h *Histogram) Quantile(q float64) int64 {
-	if h.count == 0 {
-		return 0
-	}
-	rank := uint64(math.Ceil(q * float64(h.count)))
-	rank = min(max(rank, 1), h.count)
+// Sparse is the histogram as the protocol carries it: [bucket, count] pairs
+// with count > 0 in the harness's layout (msgbench/histogram.py). That layout
+// is this one renumbered: exact below 128, then 64 buckets per power of two;
+// every bucket here lies inside one there (octave k >= 2 is shift k - 1 at
+// the same width), so each maps whole to the bucket of its lower bound.
+func (h *Histogram) Sparse() [][2]int64 {
+	counts := map[int64]int64{}
 	if h.octaves == nil {
-		sorted := slices.Clone(h.first[:h.count])
-		slices.Sort(sorted)
-		return sorted[rank-1]
-	}
-	var seen uint64
-	for octave, counts := range h.octaves {
-		if counts == nil {
-			continue
+		for _, v := range h.first[:h.count] {
+			counts[LayoutIndex(v)]++
 		}
-		for index := range counts {
-			seen += h.at(octave, index)
-			if seen >= rank {
-				lower, width := bounds(octave, index)
-				return min(lower+(width-1)/2, h.max)
+	} else {
+		for octave, buckets := range h.octaves {
+			if buckets == nil {
+				continue
+			}
+			for index := range buckets {
+				if n := h.at(octave, index); n > 0 {
+					lower, _ := bounds(octave, index)
+					counts[LayoutIndex(lower)] += int64(n)
+				}
 			}
 		}
 	}
-	return h.max // not reached: the counts add up to count
+	pairs := make([][2]int64, 0, len(counts))
+	for bucket, n := range counts {
+		pairs = append(pairs, [2]int64{bucket, n})
+	}
+	slices.SortFunc(pairs, func(a, b [2]int64) int { return int(a[0] - b[0]) })
+	return pairs
+}
+
+// LayoutIndex is the bucket of v ns in the harness's layout
+// (msgbench/histogram.py): v itself below 128, else shift*64 + v>>shift with
+// shift = bit_length(v) - 7. Negative values count as 0.
+func LayoutIndex(v int64) int64 {
+	v = max(v, 0)
+	if v < 2*subBuckets {
+		return v
+	}
+	shift := int64(bits.Len64(uint64(v)) - (subBits + 1))
+	return shift*subBuckets + v>>shift
 }

@@ -29,7 +29,6 @@ type Params struct {
 	Senders          int
 	Duration         time.Duration
 	Mix              Mix
-	Method           string
 	MemoryLimitBytes int64
 }
 

@@ -23,7 +23,7 @@ func TestRunReceivesEverySignalSent(t *testing.T) {
 		{4, 1024, messageMix(Share{50, Message, 1}, Share{50, Message, 100})},
 	} {
 		t.Run(fmt.Sprintf("senders=%d/capacity=%d", c.senders, c.capacity), func(t *testing.T) {
-			p := Params{Senders: c.senders, Duration: 20 * time.Millisecond, Mix: c.mix, Method: MethodMsgbench}
+			p := Params{Senders: c.senders, Duration: 20 * time.Millisecond, Mix: c.mix}
 			out := Run(p, Options{ChannelCapacity: c.capacity})
 			if out.Sent[Message] == 0 {
 				t.Fatal("nothing sent")
@@ -63,93 +63,26 @@ func TestPickFollowsTheMix(t *testing.T) {
 	}
 }
 
-func validParams() map[string]any {
-	return map[string]any{
-		"senders":         json.Number("2"),
-		"duration_ms":     json.Number("10"),
-		"mix":             []any{map[string]any{"percent": json.Number("100"), "kind": "message", "size": json.Number("1")}},
-		"method":          "msgbench",
-		"memory_limit_mb": json.Number("8192"),
+// request is a small fanin request with the given mix (JSON) and overrides.
+func request(mix string, overrides string) protocol.Request {
+	params := `{"senders":2,"duration_ms":10,"mix":` + mix + `,"method":"msgbench","memory_limit_mb":8192}`
+	if overrides != "" {
+		params = strings.TrimSuffix(params, "}") + "," + overrides + "}"
+	}
+	return protocol.Request{Workload: "fanin", Options: protocol.Options{}, Params: json.RawMessage(params)}
+}
+
+func TestExitSignalsAreUnsupported(t *testing.T) {
+	_, err := Measure(request(`[{"percent":50,"kind":"message","size":1},{"percent":50,"kind":"exit_signal","size":1}]`, ""))
+	perr, ok := err.(*protocol.Error)
+	if !ok || perr.Kind != protocol.Unsupported ||
+		!strings.Contains(perr.Message, `exit signals are an Erlang notion; go has no equivalent (mix[1].kind = "exit_signal")`) {
+		t.Fatalf("error = %v", err)
 	}
 }
 
-func mixOf(items ...map[string]any) []any {
-	out := make([]any, len(items))
-	for i, item := range items {
-		out[i] = item
-	}
-	return out
-}
-
-func share(percent, kind, size string) map[string]any {
-	return map[string]any{"percent": json.Number(percent), "kind": kind, "size": json.Number(size)}
-}
-
-func TestParseParamsRejectsBadValues(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(map[string]any)
-		kind   protocol.ErrorKind
-		want   string
-	}{
-		{"senders zero", func(p map[string]any) { p["senders"] = json.Number("0") }, protocol.BadParams,
-			"senders = 0 is out of range: senders must be an integer >= 1 and <= 100000"},
-		{"duration too long", func(p map[string]any) { p["duration_ms"] = json.Number("3600001") }, protocol.BadParams,
-			"duration_ms = 3600001 is out of range"},
-		{"method unknown", func(p map[string]any) { p["method"] = "fast" }, protocol.BadParams,
-			`method = "fast" is not valid: method must be one of "msgbench", "otp"`},
-		{"memory limit small", func(p map[string]any) { p["memory_limit_mb"] = json.Number("63") }, protocol.BadParams,
-			"memory_limit_mb = 63 is out of range"},
-		{"mix empty", func(p map[string]any) { p["mix"] = []any{} }, protocol.BadParams,
-			"mix (an array of 0 items) is out of range"},
-		{"mix not array", func(p map[string]any) { p["mix"] = "message" }, protocol.BadParams, `mix = "message" is not valid`},
-		{"percents short of 100", func(p map[string]any) { p["mix"] = mixOf(share("60", "message", "1")) },
-			protocol.BadParams, "mix percents add to 60"},
-		{"percent zero", func(p map[string]any) {
-			p["mix"] = mixOf(share("0", "message", "1"), share("100", "message", "1"))
-		}, protocol.BadParams, "mix[0].percent = 0 is out of range: mix[0].percent must be a number > 0 and <= 100"},
-		{"size zero", func(p map[string]any) { p["mix"] = mixOf(share("100", "message", "0")) }, protocol.BadParams,
-			"mix[0].size = 0 is out of range"},
-		{"kind unknown", func(p map[string]any) { p["mix"] = mixOf(share("100", "link", "1")) }, protocol.BadParams,
-			`mix[0].kind = "link" is not valid`},
-		{"share field unknown", func(p map[string]any) {
-			item := share("100", "message", "1")
-			item["queue"] = "off_heap"
-			p["mix"] = mixOf(item)
-		}, protocol.BadParams, "unknown parameter mix[0].queue"},
-		{"share field missing", func(p map[string]any) {
-			item := share("100", "message", "1")
-			delete(item, "size")
-			p["mix"] = mixOf(item)
-		}, protocol.BadParams, "mix[0].size is missing"},
-		{"unknown param", func(p map[string]any) { p["queue"] = "off_heap" }, protocol.BadParams, "unknown parameter queue"},
-		{"exit signals", func(p map[string]any) {
-			p["mix"] = mixOf(share("50", "message", "1"), share("50", "exit_signal", "1"))
-		}, protocol.Unsupported, `exit signals are an Erlang notion; go has no equivalent (mix[1].kind = "exit_signal")`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := validParams()
-			c.change(p)
-			_, err := ParseParams(p)
-			perr, ok := err.(*protocol.Error)
-			if !ok || perr.Kind != c.kind || !strings.Contains(perr.Message, c.want) {
-				t.Fatalf("error = %v; want %s containing %q", err, c.kind, c.want)
-			}
-		})
-	}
-	p := validParams()
-	p["mix"] = mixOf(share("33.3333333", "message", "1"), share("33.3333333", "message", "2"),
-		share("33.3333334", "message", "3"))
-	if _, err := ParseParams(p); err != nil {
-		t.Fatalf("thirds rejected: %v", err)
-	}
-}
-
-func TestMeasureCountsPerKind(t *testing.T) {
-	p := validParams()
-	p["mix"] = mixOf(share("50", "message", "1"), share("50", "message", "100"))
-	result, err := Measure(p, Options{ChannelCapacity: 64})
+func TestMeasureCountsPerKindAndReportsTheRawTimes(t *testing.T) {
+	result, err := Measure(request(`[{"percent":50,"kind":"message","size":1},{"percent":50,"kind":"message","size":100}]`, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,45 +91,27 @@ func TestMeasureCountsPerKind(t *testing.T) {
 		v["sent_exit_signal"] != 0 || v["received_exit_signal"] != 0 || v["receiver_alive"] != 1 {
 		t.Fatalf("verify = %v", v)
 	}
-	for _, name := range []string{"send_throughput_per_s", "receive_throughput_per_s", "send_duration_ms",
-		"receive_duration_ms", "drain_ms", "cpu_ms", "peak_rss_bytes"} {
-		if _, ok := result.Metrics[name]; !ok {
-			t.Errorf("metric %s missing", name)
-		}
+	m := result.Measured
+	if m["send_ns"].(int64) < 10e6 || m["receive_ns"].(int64) < m["send_ns"].(int64) || m["cpu_ns"].(int64) <= 0 ||
+		m["peak_rss_bytes"].(int64) <= 0 {
+		t.Errorf("measured %v", m)
+	}
+}
+
+func TestSharePayloadIsAnOption(t *testing.T) {
+	req := request(`[{"percent":100,"kind":"message","size":1}]`, "")
+	req.Options = protocol.Options{"share_payload": true}
+	if _, opt, err := parse(req); err != nil || !opt.SharePayload || opt.ChannelCapacity != channelCapacity {
+		t.Fatalf("options %+v, %v", opt, err)
 	}
 }
 
 func TestMemoryLimitIsAResourceError(t *testing.T) {
-	p := validParams()
-	p["senders"] = json.Number("100")
-	p["mix"] = mixOf(share("100", "message", "1000000")) // 8 MB per signal
-	p["memory_limit_mb"] = json.Number("64")
-	_, err := Measure(p, Options{ChannelCapacity: 1024})
+	// 8 MB per signal, 100 senders
+	_, err := Measure(request(`[{"percent":100,"kind":"message","size":1000000}]`, `"senders":100,"memory_limit_mb":64`))
 	perr, ok := err.(*protocol.Error)
 	if !ok || perr.Kind != protocol.Resource || !strings.Contains(perr.Message, "memory_limit_mb = 64") {
 		t.Fatalf("error = %v; want a resource error naming memory_limit_mb", err)
-	}
-}
-
-func TestReportMethods(t *testing.T) {
-	p := Params{Duration: time.Second, Method: MethodMsgbench}
-	out := Outcome{
-		Sent:        Counts{Message: 1000},
-		Received:    Counts{Message: 1000},
-		SendTime:    1250 * time.Millisecond,
-		ReceiveTime: 2500*time.Millisecond + 700*time.Microsecond,
-		Drain:       1250*time.Millisecond + 700*time.Microsecond,
-	}
-	m := report(p, out, 1).Metrics
-	if m["send_throughput_per_s"] != 800 || m["send_duration_ms"] != 1250 || m["drain_ms"] != 1250.7 {
-		t.Fatalf("msgbench metrics %v", m)
-	}
-	p.Method = MethodOTP
-	m = report(p, out, 1).Metrics
-	// send: 1000 / planned 1 s; receive: planned 1000 ms + floor(1250.7 ms).
-	if m["send_throughput_per_s"] != 1000 || m["send_duration_ms"] != 1000 ||
-		m["receive_duration_ms"] != 2250 || m["receive_throughput_per_s"] != 1000/2.25 {
-		t.Fatalf("otp metrics %v", m)
 	}
 }
 
@@ -207,7 +122,7 @@ func BenchmarkSharePayload(b *testing.B) {
 		for _, shared := range []bool{false, true} {
 			b.Run(fmt.Sprintf("size=%d/shared=%v", size, shared), func(b *testing.B) {
 				p := Params{Senders: 2, Duration: 200 * time.Millisecond,
-					Mix: messageMix(Share{100, Message, size}), Method: MethodMsgbench}
+					Mix: messageMix(Share{100, Message, size})}
 				out := Run(p, Options{ChannelCapacity: 1024, SharePayload: shared})
 				b.ReportMetric(float64(out.Sent.Total())/out.ReceiveTime.Seconds(), "received/s")
 			})
@@ -223,7 +138,7 @@ func BenchmarkCapacity(b *testing.B) {
 				name := fmt.Sprintf("size=%d/senders=%d/capacity=%d", size, senders, capacity)
 				b.Run(name, func(b *testing.B) {
 					p := Params{Senders: senders, Duration: 200 * time.Millisecond,
-						Mix: messageMix(Share{100, Message, size}), Method: MethodMsgbench}
+						Mix: messageMix(Share{100, Message, size})}
 					out := Run(p, Options{ChannelCapacity: capacity})
 					b.ReportMetric(float64(out.Sent.Total())/out.SendTime.Seconds(), "sent/s")
 					b.ReportMetric(float64(out.Sent.Total())/out.ReceiveTime.Seconds(), "received/s")

@@ -1,11 +1,9 @@
 package fanin
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
+	"slices"
 
-	"msgbench/targets/go/internal/params"
 	"msgbench/targets/go/internal/protocol"
 )
 
@@ -53,58 +51,25 @@ type Share struct {
 // Mix is the list of shares; the percents add to 100.
 type Mix []Share
 
-// The accepted ranges, as in spec/workloads/fanin.json (a test checks they agree).
-var (
-	MixItems     = params.ItemCount{Min: 1, Max: 8}
-	PercentRange = params.FloatRange{Min: 0, Max: 100, MinExclusive: true}
-	SizeRange    = params.IntRange{Min: 1, Max: 1000000}
-)
-
-// percentTolerance absorbs rounding in percents such as 33.3333 x 3.
-const percentTolerance = 1e-6
-
-// ParseMix validates the mix parameter.
-func ParseMix(v params.Value) (Mix, error) {
-	items, err := v.Array(MixItems)
-	if err != nil {
-		return nil, err
-	}
-	mix := make(Mix, len(items))
-	var sum float64
-	for i, item := range items {
-		label := fmt.Sprintf("%s[%d]", v.Label, i)
-		obj, err := params.Value{Label: label, Raw: item, Present: true}.Object("percent", "kind", "size")
-		if err != nil {
-			return nil, err
-		}
-		share := &mix[i]
-		if share.Percent, err = params.Get(obj, "percent", label+".percent").Float(PercentRange); err != nil {
-			return nil, err
-		}
-		kind, err := params.Get(obj, "kind", label+".kind").OneOf(kindNames[:]...)
-		if err != nil {
-			return nil, err
-		}
-		share.Kind = kindNamed(kind)
-		if share.Size, err = params.Get(obj, "size", label+".size").Int(SizeRange); err != nil {
-			return nil, err
-		}
-		sum += share.Percent
-	}
-	if math.Abs(sum-100) > percentTolerance {
-		return nil, protocol.Errorf(protocol.BadParams,
-			"%s percents add to %g: the percents of %s must add to 100", v.Label, sum, v.Label)
-	}
-	return mix, nil
+// wireShare is one row of the mix as the request carries it.
+type wireShare struct {
+	Percent float64 `json:"percent"`
+	Kind    string  `json:"kind"`
+	Size    int64   `json:"size"`
 }
 
-func kindNamed(name string) Kind {
-	for k, n := range kindNames {
-		if n == name {
-			return Kind(k)
+// newMix is the request's mix: the harness has checked the kinds, sizes and
+// that the percents add to 100.
+func newMix(rows []wireShare) (Mix, error) {
+	mix := make(Mix, len(rows))
+	for i, row := range rows {
+		k := slices.Index(kindNames[:], row.Kind)
+		if k < 0 {
+			return nil, protocol.Errorf(protocol.Internal, "mix[%d].kind = %q is not a kind this worker knows", i, row.Kind)
 		}
+		mix[i] = Share{Percent: row.Percent, Kind: Kind(k), Size: row.Size}
 	}
-	panic("unknown kind " + name) // OneOf has checked the name
+	return mix, nil
 }
 
 // choice is one row of the table a sender draws from: the OTP suite's

@@ -4,22 +4,7 @@ import (
 	"time"
 
 	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/params"
 	"msgbench/targets/go/internal/protocol"
-)
-
-// The accepted ranges, as in spec/workloads/fanin.json (a test checks they agree).
-var (
-	SendersRange     = params.IntRange{Min: 1, Max: 100000}
-	DurationRange    = params.IntRange{Min: 1, Max: 3600000}
-	MemoryLimitRange = params.IntRange{Min: 64, Max: 1048576}
-	Methods          = []string{MethodMsgbench, MethodOTP}
-)
-
-// The methods of computing throughput (docs/methodology.md).
-const (
-	MethodMsgbench = "msgbench"
-	MethodOTP      = "otp"
 )
 
 const (
@@ -29,40 +14,46 @@ const (
 	// before it collects.
 	garbageHeadroom = 2
 	unsupportedExit = "exit signals are an Erlang notion; go has no equivalent"
+	// channelCapacity bounds the receiver's channel at 1024 signals: the
+	// smallest power of two past which throughput measured flat (README.md,
+	// "Fanin: channel capacity").
+	channelCapacity = 1024
 )
 
-// ParseParams validates the request's params. A valid mix with exit signals
-// is unsupported rather than bad.
-func ParseParams(raw map[string]any) (Params, error) {
-	var p Params
-	if err := params.RejectUnknown(raw, "", "senders", "duration_ms", "mix", "method", "memory_limit_mb"); err != nil {
-		return p, err
+// wireParams are the fanin parameters as the request carries them
+// (spec/workloads/fanin.json).
+type wireParams struct {
+	Senders       int         `json:"senders"`
+	DurationMS    int64       `json:"duration_ms"`
+	Mix           []wireShare `json:"mix"`
+	Method        string      `json:"method"` // how the harness derives throughput from the raw facts
+	MemoryLimitMB int64       `json:"memory_limit_mb"`
+}
+
+// parse is the request's parameters and the variant's options. A mix with
+// exit signals is unsupported.
+func parse(req protocol.Request) (Params, Options, error) {
+	var w wireParams
+	if err := req.DecodeParams(&w); err != nil {
+		return Params{}, Options{}, err
 	}
-	senders, err := params.Get(raw, "senders", "senders").Int(SendersRange)
+	share, err := req.Options.Bool("share_payload")
 	if err != nil {
-		return p, err
+		return Params{}, Options{}, err
 	}
-	p.Senders = int(senders)
-	durationMS, err := params.Get(raw, "duration_ms", "duration_ms").Int(DurationRange)
+	if err := req.Options.Unknown("share_payload"); err != nil {
+		return Params{}, Options{}, err
+	}
+	mix, err := newMix(w.Mix)
 	if err != nil {
-		return p, err
+		return Params{}, Options{}, err
 	}
-	p.Duration = time.Duration(durationMS) * time.Millisecond
-	if p.Mix, err = ParseMix(params.Get(raw, "mix", "mix")); err != nil {
-		return p, err
-	}
-	if p.Method, err = params.Get(raw, "method", "method").OneOf(Methods...); err != nil {
-		return p, err
-	}
-	limitMB, err := params.Get(raw, "memory_limit_mb", "memory_limit_mb").Int(MemoryLimitRange)
-	if err != nil {
-		return p, err
-	}
-	p.MemoryLimitBytes = limitMB * bytesPerMiB
+	p := Params{Senders: w.Senders, Duration: time.Duration(w.DurationMS) * time.Millisecond, Mix: mix,
+		MemoryLimitBytes: w.MemoryLimitMB * bytesPerMiB}
 	if i, found := p.Mix.find(ExitSignal); found {
-		return p, protocol.Errorf(protocol.Unsupported, "%s (mix[%d].kind = %q)", unsupportedExit, i, ExitSignal)
+		return p, Options{}, protocol.Errorf(protocol.Unsupported, "%s (mix[%d].kind = %q)", unsupportedExit, i, ExitSignal)
 	}
-	return p, nil
+	return p, Options{ChannelCapacity: channelCapacity, SharePayload: share}, nil
 }
 
 // checkMemory refuses a run whose payloads in flight could pass the memory
@@ -83,9 +74,9 @@ func checkMemory(p Params, opt Options) error {
 	return nil
 }
 
-// Measure runs the workload for the protocol: params in, result out.
-func Measure(raw map[string]any, opt Options) (protocol.Result, error) {
-	p, err := ParseParams(raw)
+// Measure runs the workload for the protocol: the request in, raw facts out.
+func Measure(req protocol.Request) (protocol.Result, error) {
+	p, opt, err := parse(req)
 	if err != nil {
 		return protocol.Result{}, err
 	}
@@ -97,31 +88,23 @@ func Measure(raw map[string]any, opt Options) (protocol.Result, error) {
 	if err != nil {
 		return protocol.Result{}, err
 	}
-	return report(p, out, peak), nil
+	return report(out, peak), nil
 }
 
-func report(p Params, out Outcome, peakRSS int64) protocol.Result {
-	total := out.Sent.Total()
-	sendTime, receiveTime := out.SendTime, out.ReceiveTime
-	if p.Method == MethodOTP {
-		// The OTP suite divides by the planned duration, and adds the drain
-		// in whole milliseconds for the receive figure.
-		sendTime = p.Duration
-		receiveTime = p.Duration + out.Drain.Truncate(time.Millisecond)
-	}
+// report gives the raw facts; the harness derives both methods' throughput
+// from them (the OTP suite's planned duration and whole-ms drain included).
+func report(out Outcome, peakRSS int64) protocol.Result {
 	alive := int64(0)
 	if out.ReceiverAlive {
 		alive = 1
 	}
 	return protocol.Result{
-		Metrics: map[string]float64{
-			"send_throughput_per_s":    measure.PerSecond(total, sendTime),
-			"receive_throughput_per_s": measure.PerSecond(total, receiveTime),
-			"send_duration_ms":         measure.Millis(sendTime),
-			"receive_duration_ms":      measure.Millis(receiveTime),
-			"drain_ms":                 measure.Millis(out.Drain),
-			"cpu_ms":                   measure.Millis(out.CPU),
-			"peak_rss_bytes":           float64(peakRSS),
+		Measured: map[string]any{
+			"send_ns":        out.SendTime.Nanoseconds(),
+			"receive_ns":     out.ReceiveTime.Nanoseconds(),
+			"drain_ns":       out.Drain.Nanoseconds(),
+			"cpu_ns":         out.CPU.Nanoseconds(),
+			"peak_rss_bytes": peakRSS,
 		},
 		Verify: map[string]int64{
 			"sent_message":         out.Sent[Message],

@@ -8,14 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
-// ErrorKind is the "kind" of an error line.
+// ErrorKind is the "kind" of an error line. Parameters are the harness's to
+// check (it sends only valid ones), so a worker has no bad_params.
 type ErrorKind string
 
-// The error kinds the protocol knows.
+// The error kinds a worker reports.
 const (
-	BadParams   ErrorKind = "bad_params"
 	Unsupported ErrorKind = "unsupported"
 	Resource    ErrorKind = "resource"
 	Internal    ErrorKind = "internal"
@@ -34,65 +36,85 @@ func Errorf(kind ErrorKind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
-// Request is the one object the harness writes to the worker's stdin.
+// Request is the one object the harness writes to the worker's stdin
+// (spec/request.schema.json): checked by the harness, every parameter present
+// and in range.
 type Request struct {
-	Workload   string
-	Variant    string
-	Params     map[string]any // numbers are json.Number, so integers stay exact
-	Repetition int64
+	Workload   string          `json:"workload"`
+	Variant    string          `json:"variant"`
+	Options    Options         `json:"options"`
+	Params     json.RawMessage `json:"params"`
+	Repetition int64           `json:"repetition"`
+	Warmup     bool            `json:"warmup"`
 }
 
-// ReadRequest decodes the request. A malformed request is a bad_params error:
-// the harness sent something the worker cannot use.
+// ReadRequest decodes the request. One the worker cannot decode is an
+// internal error: the harness validated it, so the two disagree.
 func ReadRequest(r io.Reader) (Request, error) {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	var raw map[string]any
-	if err := dec.Decode(&raw); err != nil {
-		return Request{}, Errorf(BadParams, "the request is not a JSON object: %v", err)
-	}
-	if raw == nil {
-		return Request{}, Errorf(BadParams, "the request is not a JSON object: null")
-	}
 	var req Request
-	// Pick up workload and variant first so that a later error can still be
-	// attributed to the variant in the hello line.
-	req.Workload, _ = raw["workload"].(string)
-	req.Variant, _ = raw["variant"].(string)
-	for key := range raw {
-		switch key {
-		case "workload", "variant", "params", "repetition":
-		default:
-			return req, Errorf(BadParams, "the request has an unknown field %q", key)
-		}
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		return req, Errorf(Internal, "cannot decode the request: %v", err)
 	}
-	if req.Workload == "" {
-		return req, Errorf(BadParams, "the request needs a non-empty string \"workload\"")
+	if req.Options == nil {
+		req.Options = Options{}
 	}
-	if req.Variant == "" {
-		return req, Errorf(BadParams, "the request needs a non-empty string \"variant\"")
-	}
-	params, ok := raw["params"].(map[string]any)
-	if !ok {
-		return req, Errorf(BadParams, "the request needs an object \"params\"")
-	}
-	req.Params = params
-	rep, ok := raw["repetition"].(json.Number)
-	if !ok {
-		return req, Errorf(BadParams, "the request needs an integer \"repetition\" >= 1")
-	}
-	n, err := rep.Int64()
-	if err != nil || n < 1 {
-		return req, Errorf(BadParams, "repetition = %s is out of range: repetition must be an integer >= 1", rep)
-	}
-	req.Repetition = n
 	return req, nil
 }
 
-// Result is the payload of a result line.
+// DecodeParams fills p, a workload's params struct with json tags, from the
+// request. The harness filled in every default and checked every range, so
+// a field that does not decode is the worker's bug: internal.
+func (req Request) DecodeParams(p any) error {
+	dec := json.NewDecoder(bytes.NewReader(req.Params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		return Errorf(Internal, "cannot decode the %s params: %v", req.Workload, err)
+	}
+	return nil
+}
+
+// Options are the variant's options from target.toml, as the request carries
+// them. A workload takes the ones it knows; Unknown names the rest, so a
+// setting the worker would silently ignore is an error instead.
+type Options map[string]any
+
+// Bool is a boolean option; false when the variant does not set it.
+func (o Options) Bool(name string) (bool, error) {
+	v, ok := o[name]
+	if !ok {
+		return false, nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return false, Errorf(Internal, "option %s = %v: expected true or false", name, v)
+	}
+	return b, nil
+}
+
+// Unknown is an internal error naming the options not in known, or nil.
+func (o Options) Unknown(known ...string) error {
+	var unknown []string
+	for name := range o {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return Errorf(Internal, "unknown option %s (this workload knows: %s)",
+		strings.Join(unknown, ", "), strings.Join(known, ", "))
+}
+
+// Result is the payload of a result line: raw facts only (durations and CPU
+// times in ns, byte totals, counts, per-socket lists), the verify counts,
+// and histograms as sparse [bucket, count] pairs. The harness derives every
+// metric from them (spec/workloads/*.json).
 type Result struct {
-	Metrics map[string]float64
-	Verify  map[string]int64
+	Measured   map[string]any
+	Verify     map[string]int64
+	Histograms map[string][][2]int64
 }
 
 // Writer writes the protocol's JSON lines, one Write per line.
@@ -125,10 +147,11 @@ func (w *Writer) Progress(done, total int64) error {
 // Result writes the result line.
 func (w *Writer) Result(r Result) error {
 	return w.line(struct {
-		Type    string             `json:"type"`
-		Metrics map[string]float64 `json:"metrics"`
-		Verify  map[string]int64   `json:"verify"`
-	}{"result", r.Metrics, r.Verify})
+		Type       string                `json:"type"`
+		Measured   map[string]any        `json:"measured"`
+		Verify     map[string]int64      `json:"verify"`
+		Histograms map[string][][2]int64 `json:"histograms,omitempty"`
+	}{"result", r.Measured, r.Verify, r.Histograms})
 }
 
 // Listening writes the line with which the server half of a peer workload

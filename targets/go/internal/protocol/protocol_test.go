@@ -8,27 +8,48 @@ import (
 )
 
 func TestReadRequest(t *testing.T) {
-	req, err := ReadRequest(strings.NewReader(
-		`{"workload":"ring","variant":"default","params":{"n":1000,"payload":"BOO!"},"repetition":3}` + "\n"))
+	req, err := ReadRequest(strings.NewReader(`{"workload":"ring","variant":"default","options":{"yield":true},` +
+		`"params":{"n":1000,"payload":"BOO!"},"repetition":3,"warmup":true}` + "\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Workload != "ring" || req.Variant != "default" || req.Repetition != 3 || req.Params["payload"] != "BOO!" {
+	if req.Workload != "ring" || req.Variant != "default" || req.Repetition != 3 || !req.Warmup {
 		t.Fatalf("request %+v", req)
 	}
-	if n := req.Params["n"]; n == nil || n.(interface{ String() string }).String() != "1000" {
-		t.Fatalf("n decoded as %#v, want the exact number", n)
+	var p struct {
+		N       int64  `json:"n"`
+		Payload string `json:"payload"`
+	}
+	if err := req.DecodeParams(&p); err != nil || p.N != 1000 || p.Payload != "BOO!" {
+		t.Fatalf("params %+v, %v", p, err)
+	}
+	if yield, err := req.Options.Bool("yield"); err != nil || !yield {
+		t.Fatalf("option yield = %v, %v", yield, err)
 	}
 }
 
-func TestReadRequestKeepsTheVariantOfABadRequest(t *testing.T) {
-	req, err := ReadRequest(strings.NewReader(`{"workload":"ring","variant":"single_thread","params":[]}`))
+func TestParamsTheWorkerCannotDecodeAreInternal(t *testing.T) {
+	req, _ := ReadRequest(strings.NewReader(`{"workload":"ring","params":{"n":"many","extra":1}}`))
+	var p struct {
+		N int64 `json:"n"`
+	}
 	var perr *Error
-	if !errors.As(err, &perr) || perr.Kind != BadParams {
+	if err := req.DecodeParams(&p); !errors.As(err, &perr) || perr.Kind != Internal {
 		t.Fatalf("error %v", err)
 	}
-	if req.Variant != "single_thread" {
-		t.Fatalf("variant %q lost", req.Variant)
+}
+
+func TestUnknownOptionsAreNamed(t *testing.T) {
+	opts := Options{"yield": true, "turbo": 1, "colour": "red"}
+	err := opts.Unknown("yield")
+	if err == nil || !strings.Contains(err.Error(), "unknown option colour, turbo") {
+		t.Fatalf("error %v", err)
+	}
+	if err := (Options{"yield": true}).Unknown("yield"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Options{"yield": "yes"}).Bool("yield"); err == nil {
+		t.Fatal("a string taken as a boolean option")
 	}
 }
 
@@ -38,7 +59,8 @@ func TestWriterLines(t *testing.T) {
 	steps := []error{
 		w.Hello("go", "go1.22", "default"),
 		w.Progress(1, 2),
-		w.Result(Result{Metrics: map[string]float64{"a_ms": 1.5}, Verify: map[string]int64{"hops": 3}}),
+		w.Result(Result{Measured: map[string]any{"pass_wall_ns": int64(1500)}, Verify: map[string]int64{"hops": 3},
+			Histograms: map[string][][2]int64{"latency_ns": {{130, 2}}}}),
 		w.Error(Errorf(Unsupported, "no <exit> signals")),
 		w.Error(errors.New("boom")),
 		w.Listening(40123),
@@ -51,7 +73,7 @@ func TestWriterLines(t *testing.T) {
 	}
 	want := `{"type":"hello","target":"go","runtime_version":"go1.22","variant":"default"}
 {"type":"progress","done":1,"total":2}
-{"type":"result","metrics":{"a_ms":1.5},"verify":{"hops":3}}
+{"type":"result","measured":{"pass_wall_ns":1500},"verify":{"hops":3},"histograms":{"latency_ns":[[130,2]]}}
 {"type":"error","kind":"unsupported","message":"no <exit> signals"}
 {"type":"error","kind":"internal","message":"boom"}
 {"type":"listening","port":40123}

@@ -35,9 +35,9 @@ type message struct {
 
 // Params are the ring's parameters (spec/workloads/ring.json).
 type Params struct {
-	N       int64 // processes in the ring, the root included
-	M       int64 // laps
-	Payload string
+	N       int64  `json:"n"` // processes in the ring, the root included
+	M       int64  `json:"m"` // laps
+	Payload string `json:"payload"`
 }
 
 // Options are the variant's choices.

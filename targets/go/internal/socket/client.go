@@ -44,8 +44,8 @@ type Outcome struct {
 
 // Measure runs the workload for the protocol: the worker's request in (it is
 // passed on to the server), result out.
-func Measure(req protocol.Request, opt Options) (protocol.Result, error) {
-	p, err := ParseParams(req.Params)
+func Measure(req protocol.Request) (protocol.Result, error) {
+	p, opt, err := Parse(req)
 	if err != nil {
 		return protocol.Result{}, err
 	}
@@ -72,9 +72,7 @@ func RunWithPeer(req protocol.Request, p Params, opt Options, cfg PeerConfig) (O
 		return Outcome{}, err
 	}
 	frames := NewFrames(p.Size, p.Messages())
-	request, err := json.Marshal(map[string]any{
-		"workload": req.Workload, "variant": req.Variant, "params": req.Params, "repetition": req.Repetition,
-	})
+	request, err := json.Marshal(req)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -304,27 +302,24 @@ func (c *client) flow(p Params, opt Options, messages int64, frames *Frames) err
 	return nil
 }
 
-// report turns the outcome into the result: times are means over sockets
-// (as the seed), rates are all sockets together over the wall time of the
-// whole parallel sequence.
+// report gives the raw facts: each socket's elapsed time and the wall time
+// of the whole parallel sequence; the harness derives the seed's means over
+// sockets and the rates. What was received is counted at the server in flow,
+// back at the client in echo.
 func report(p Params, out Outcome, peakRSS int64) protocol.Result {
-	var sum time.Duration
-	for _, e := range out.Elapsed {
-		sum += e
+	elapsed := make([]int64, len(out.Elapsed))
+	for i, e := range out.Elapsed {
+		elapsed[i] = e.Nanoseconds()
 	}
-	mean := sum / time.Duration(max(1, len(out.Elapsed)))
-	messages := p.Messages()
 	received, receivedBytes := out.Received, out.ReceivedBytes
 	if p.Flow {
 		received, receivedBytes = out.Served, out.ServedBytes
 	}
 	return protocol.Result{
-		Metrics: map[string]float64{
-			"elapsed_ms":            measure.Millis(mean),
-			"round_trip_us":         float64(mean) / float64(time.Microsecond) / float64(messages),
-			"bandwidth_bytes_per_s": measure.PerSecond(receivedBytes, out.Wall),
-			"msgs_per_s":            measure.PerSecond(received, out.Wall),
-			"peak_rss_bytes":        float64(peakRSS),
+		Measured: map[string]any{
+			"elapsed_ns":     elapsed,
+			"wall_ns":        out.Wall.Nanoseconds(),
+			"peak_rss_bytes": peakRSS,
 		},
 		Verify: map[string]int64{
 			"messages_sent":      out.Sent,

@@ -6,21 +6,7 @@
 package socket
 
 import (
-	"msgbench/targets/go/internal/params"
 	"msgbench/targets/go/internal/protocol"
-)
-
-// The accepted values, as in spec/workloads/socket.json (a test checks they
-// agree).
-var (
-	Modes             = []string{ModeEcho, ModeFlow}
-	SizeRange         = params.IntRange{Min: 1, Max: 67108864}
-	TotalBytesRange   = params.IntRange{Min: 1, Max: 17179869184}
-	SocketsRange      = params.IntRange{Min: 1, Max: 1024}
-	DataTypes         = []string{DataBinary, DataList}
-	Placements        = []string{PlacementLocal, PlacementRemote}
-	CheckContentRange = params.IntRange{Min: 0, Max: 1}
-	PortRange         = params.IntRange{Min: 0, Max: 65535}
 )
 
 // The values of the enumerated parameters.
@@ -33,9 +19,7 @@ const (
 	PlacementRemote = "remote"
 )
 
-var paramNames = []string{"mode", "size", "total_bytes", "sockets", "data", "placement", "check_content", "port"}
-
-// Params are the validated parameters.
+// Params are the parameters, as the harness checked them.
 type Params struct {
 	Flow         bool  // mode = flow; else echo
 	Size         int64 // payload bytes per message, framing excluded
@@ -44,6 +28,18 @@ type Params struct {
 	Remote       bool // placement = remote: the harness placed the server elsewhere
 	CheckContent bool // echo: compare every echoed payload in full
 	Port         int  // the server's port, 0 = any free one
+}
+
+// wireParams are the parameters as the request carries them (spec/workloads/socket.json).
+type wireParams struct {
+	Mode         string `json:"mode"`
+	Size         int64  `json:"size"`
+	TotalBytes   int64  `json:"total_bytes"`
+	Sockets      int    `json:"sockets"`
+	Data         string `json:"data"`
+	Placement    string `json:"placement"`
+	CheckContent int    `json:"check_content"`
+	Port         int    `json:"port"`
 }
 
 // Messages is the number of messages per socket: max(1, total_bytes / size).
@@ -57,56 +53,25 @@ func (p Params) Mode() string {
 	return ModeEcho
 }
 
-// ParseParams validates the request's params. data = "list" is unsupported
-// (after every parameter has been validated, so a bad one is still
-// bad_params): Go's sockets take byte slices only.
-func ParseParams(raw map[string]any) (Params, error) {
-	var p Params
-	if err := params.RejectUnknown(raw, "", paramNames...); err != nil {
-		return p, err
+// Parse is the request's parameters and the variant's options. data =
+// "list" is unsupported: Go's sockets take byte slices only.
+func Parse(req protocol.Request) (Params, Options, error) {
+	var w wireParams
+	if err := req.DecodeParams(&w); err != nil {
+		return Params{}, Options{}, err
 	}
-	mode, err := params.Get(raw, "mode", "mode").OneOf(Modes...)
+	buffered, err := req.Options.Bool("buffered_flow")
 	if err != nil {
-		return p, err
+		return Params{}, Options{}, err
 	}
-	p.Flow = mode == ModeFlow
-	if p.Size, err = params.Get(raw, "size", "size").Int(SizeRange); err != nil {
-		return p, err
+	if err := req.Options.Unknown("buffered_flow"); err != nil {
+		return Params{}, Options{}, err
 	}
-	if p.TotalBytes, err = params.Get(raw, "total_bytes", "total_bytes").Int(TotalBytesRange); err != nil {
-		return p, err
-	}
-	if p.Size > p.TotalBytes {
-		return p, protocol.Errorf(protocol.BadParams,
-			"size = %d is out of range: size must not exceed total_bytes (%d)", p.Size, p.TotalBytes)
-	}
-	sockets, err := params.Get(raw, "sockets", "sockets").Int(SocketsRange)
-	if err != nil {
-		return p, err
-	}
-	p.Sockets = int(sockets)
-	data, err := params.Get(raw, "data", "data").OneOf(DataTypes...)
-	if err != nil {
-		return p, err
-	}
-	placement, err := params.Get(raw, "placement", "placement").OneOf(Placements...)
-	if err != nil {
-		return p, err
-	}
-	p.Remote = placement == PlacementRemote
-	check, err := params.Get(raw, "check_content", "check_content").Int(CheckContentRange)
-	if err != nil {
-		return p, err
-	}
-	p.CheckContent = check == 1
-	port, err := params.Get(raw, "port", "port").Int(PortRange)
-	if err != nil {
-		return p, err
-	}
-	p.Port = int(port)
-	if data == DataList {
-		return p, protocol.Errorf(protocol.Unsupported,
+	if w.Data == DataList {
+		return Params{}, Options{}, protocol.Errorf(protocol.Unsupported,
 			`data = "list" is an Erlang notion (lists of bytes on a socket); go sends byte slices only: use data = "binary"`)
 	}
-	return p, nil
+	p := Params{Flow: w.Mode == ModeFlow, Size: w.Size, TotalBytes: w.TotalBytes, Sockets: w.Sockets,
+		Remote: w.Placement == PlacementRemote, CheckContent: w.CheckContent == 1, Port: w.Port}
+	return p, Options{BufferedFlow: buffered}, nil
 }

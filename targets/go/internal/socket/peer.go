@@ -199,7 +199,7 @@ func (s *peer) explanation(limit time.Duration) error {
 func relay(line peerLine) error {
 	kind := protocol.ErrorKind(line.Kind)
 	switch kind {
-	case protocol.BadParams, protocol.Unsupported, protocol.Resource, protocol.Internal:
+	case protocol.Unsupported, protocol.Resource, protocol.Internal:
 	default:
 		kind = protocol.Internal
 	}

@@ -20,12 +20,12 @@ import (
 const Workload = "socket"
 
 // ServeStream is the server half as a process: it reads the worker's request
-// line from in, lets prepare accept the request (the variant), serves it and
+// line from in, serves it and
 // writes its lines ({"type":"listening"}, then {"type":"served"} or
 // {"type":"error"}) to out. It stops with an error as soon as in closes:
 // the worker is gone or gave up. It returns an error only when out cannot be
 // written.
-func ServeStream(in io.Reader, out io.Writer, prepare func(protocol.Request) error) error {
+func ServeStream(in io.Reader, out io.Writer) error {
 	w := protocol.NewWriter(out)
 	br := bufio.NewReader(in)
 	line, err := br.ReadBytes('\n')
@@ -33,7 +33,7 @@ func ServeStream(in io.Reader, out io.Writer, prepare func(protocol.Request) err
 		if err == nil {
 			err = errors.New("an empty line")
 		}
-		return w.Error(protocol.Errorf(protocol.BadParams, "the server read no request on its stdin: %v", err))
+		return w.Error(protocol.Errorf(protocol.Internal, "the server read no request on its stdin: %v", err))
 	}
 	req, err := protocol.ReadRequest(bytes.NewReader(line))
 	if err != nil {
@@ -43,10 +43,7 @@ func ServeStream(in io.Reader, out io.Writer, prepare func(protocol.Request) err
 		return w.Error(protocol.Errorf(protocol.Unsupported,
 			"the server half serves workload %q only, not %q", Workload, req.Workload))
 	}
-	if err := prepare(req); err != nil {
-		return w.Error(err)
-	}
-	p, err := ParseParams(req.Params)
+	p, _, err := Parse(req) // the options are the client's to apply
 	if err != nil {
 		return w.Error(err)
 	}

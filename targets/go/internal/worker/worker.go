@@ -1,5 +1,5 @@
 // Package worker is one msgbench worker: read the request, say hello, run
-// the workload in the requested variant, report.
+// the workload with the variant's options, report the raw facts.
 package worker
 
 import (
@@ -20,6 +20,16 @@ const Target = "go"
 
 // unknownVariant stands in the hello line when the request names none.
 const unknownVariant = "unknown"
+
+// workloads maps a workload's name to its measurement. Variants are data
+// (target.toml's options, in the request): the worker has no table of them.
+var workloads = map[string]func(protocol.Request) (protocol.Result, error){
+	"ring":  ring.Measure,
+	"fanin": fanin.Measure,
+	"chat":  chat.Measure,
+	// The worker is the client; it starts the server half (Serve) itself.
+	"socket": socket.Measure,
+}
 
 // Run serves one request from in, writing the protocol lines to out. It
 // returns an error only when out cannot be written.
@@ -51,77 +61,32 @@ func serve(req protocol.Request) (result protocol.Result, err error) {
 			err = protocol.Errorf(protocol.Internal, "panic: %v", r)
 		}
 	}()
-	v, ok := Variants[req.Variant]
-	if !ok {
-		return result, protocol.Errorf(protocol.Unsupported, "variant %q is not a variant of %s (known: %s)",
-			req.Variant, Target, strings.Join(VariantNames(), ", "))
-	}
 	measure, ok := workloads[req.Workload]
 	if !ok {
 		return result, protocol.Errorf(protocol.Unsupported, "workload %q is not implemented by %s (implemented: %s)",
 			req.Workload, Target, strings.Join(WorkloadNames(), ", "))
 	}
-	if !v.Implements(req.Workload) {
-		return result, protocol.Errorf(protocol.Unsupported, "variant %q of %s does not implement workload %q (it implements: %s)",
-			req.Variant, Target, req.Workload, strings.Join(v.Workloads, ", "))
-	}
-	v.apply()
-	return measure(req, v)
-}
-
-// workloads maps a workload's name to its measurement in a variant.
-var workloads = map[string]func(protocol.Request, Variant) (protocol.Result, error){
-	"ring": func(req protocol.Request, v Variant) (protocol.Result, error) {
-		return ring.Measure(req.Params, v.Ring)
-	},
-	"fanin": func(req protocol.Request, v Variant) (protocol.Result, error) {
-		return fanin.Measure(req.Params, v.Fanin)
-	},
-	"chat": func(req protocol.Request, v Variant) (protocol.Result, error) {
-		return chat.Measure(req.Params, v.Chat)
-	},
-	// The worker is the client; it starts the server half (Serve) itself.
-	"socket": func(req protocol.Request, v Variant) (protocol.Result, error) {
-		return socket.Measure(req, v.Socket)
-	},
+	return measure(req)
 }
 
 // Serve is the server half of the socket workload (target.toml's serve):
 // it reads the worker's request on in and answers on out (spec/README.md,
-// "Peers"), in the request's variant. It returns an error only when out
-// cannot be written.
+// "Peers"). It returns an error only when out cannot be written.
 func Serve(in io.Reader, out io.Writer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = protocol.NewWriter(out).Error(protocol.Errorf(protocol.Internal, "panic in the server: %v", r))
 		}
 	}()
-	return socket.ServeStream(in, out, func(req protocol.Request) error {
-		v, ok := Variants[req.Variant]
-		if !ok {
-			return protocol.Errorf(protocol.Unsupported, "variant %q is not a variant of %s (known: %s)",
-				req.Variant, Target, strings.Join(VariantNames(), ", "))
-		}
-		if !v.Implements(req.Workload) {
-			return protocol.Errorf(protocol.Unsupported, "variant %q of %s does not implement workload %q",
-				req.Variant, Target, req.Workload)
-		}
-		v.apply()
-		return nil
-	})
+	return socket.ServeStream(in, out)
 }
 
 // WorkloadNames lists the workloads, sorted.
-func WorkloadNames() []string { return sortedKeys(workloads) }
-
-// VariantNames lists the variants, sorted.
-func VariantNames() []string { return sortedKeys(Variants) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func WorkloadNames() []string {
+	names := make([]string, 0, len(workloads))
+	for name := range workloads {
+		names = append(names, name)
 	}
-	sort.Strings(keys)
-	return keys
+	sort.Strings(names)
+	return names
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -67,9 +68,12 @@ func TestRingThroughTheProtocol(t *testing.T) {
 	if verify["hops"] != 150.0 || verify["laps"] != 3.0 || verify["links"] != 50.0 {
 		t.Fatalf("verify %v", verify)
 	}
-	metrics := last["metrics"].(map[string]any)
-	if metrics["hops_per_s"].(float64) <= 0 {
-		t.Fatalf("metrics %v", metrics)
+	measured := last["measured"].(map[string]any)
+	if measured["pass_wall_ns"].(float64) <= 0 || measured["peak_rss_bytes"].(float64) <= 0 {
+		t.Fatalf("measured %v", measured)
+	}
+	if _, computed := last["metrics"]; computed {
+		t.Fatal("the worker computed metrics: the harness derives them")
 	}
 }
 
@@ -83,8 +87,9 @@ func TestFaninThroughTheProtocol(t *testing.T) {
 		verify["receiver_alive"] != 1.0 {
 		t.Fatalf("verify %v", verify)
 	}
-	if metrics := last["metrics"].(map[string]any); metrics["send_duration_ms"] != 20.0 {
-		t.Fatalf("method otp reports the planned duration, got %v", metrics)
+	measured := last["measured"].(map[string]any)
+	if measured["send_ns"].(float64) < 20e6 || measured["receive_ns"].(float64) < measured["send_ns"].(float64) {
+		t.Fatalf("the raw times of a 20 ms run: %v", measured)
 	}
 }
 
@@ -118,10 +123,18 @@ func TestChatThroughTheProtocol(t *testing.T) {
 					verify["cross_group"] != 0.0 || verify["self_deliveries"] != 0.0 {
 					t.Fatalf("verify %v", verify)
 				}
-				metrics := last["metrics"].(map[string]any)
-				if metrics["processes_count"] != 14.0 || metrics["received_per_s"].(float64) <= 0 ||
-					metrics["memory_per_user_bytes"] != metrics["peak_rss_bytes"].(float64)/6 {
-					t.Fatalf("metrics %v", metrics)
+				measured := last["measured"].(map[string]any)
+				if measured["processes_count"] != 14.0 || measured["received_in_window"].(float64) <= 0 ||
+					measured["send_window_ns"].(float64) <= 0 {
+					t.Fatalf("measured %v", measured)
+				}
+				latency := last["histograms"].(map[string]any)["latency_ns"].([]any)
+				var counted float64
+				for _, pair := range latency {
+					counted += pair.([]any)[1].(float64)
+				}
+				if counted != verify["received"] {
+					t.Fatalf("the latency histogram counts %v deliveries, verify %v", counted, verify["received"])
 				}
 			})
 		}
@@ -144,8 +157,13 @@ func socketRequest(variant, override string) string {
 	for _, key := range sortedKeys(members) {
 		parts = append(parts, fmt.Sprintf("%q:%s", key, members[key]))
 	}
-	return `{"workload":"socket","variant":"` + variant + `","params":{` + strings.Join(parts, ",") + `},"repetition":1}`
+	return `{"workload":"socket","variant":"` + variant + `","options":` + options[variant] + `,"params":{` +
+		strings.Join(parts, ",") + `},"repetition":1}`
 }
+
+// options are the variants' options as target.toml sets them.
+var options = map[string]string{"default": "{}", "single_thread": "{}", "buffered_flow": `{"buffered_flow":true}`,
+	"shared_payload": `{"share_payload":true}`, "yield": `{"yield":true}`}
 
 func TestSocketThroughTheProtocol(t *testing.T) {
 	// Without the harness's environment the worker starts its own
@@ -153,7 +171,7 @@ func TestSocketThroughTheProtocol(t *testing.T) {
 	for _, env := range []string{"MSGBENCH_PEER_COMMAND", "MSGBENCH_PEER_CWD", "MSGBENCH_PEER_HOST"} {
 		t.Setenv(env, "")
 	}
-	for _, variant := range []string{"default", "single_thread", "buffered_flow"} {
+	for _, variant := range []string{"default", "buffered_flow"} {
 		for _, mode := range []string{"echo", "flow"} {
 			t.Run(variant+"/"+mode, func(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -164,31 +182,23 @@ func TestSocketThroughTheProtocol(t *testing.T) {
 					verify["content_mismatches"] != 0.0 {
 					t.Fatalf("verify %v", verify)
 				}
-				if metrics := last["metrics"].(map[string]any); metrics["bandwidth_bytes_per_s"].(float64) <= 0 {
-					t.Fatalf("metrics %v", metrics)
+				measured := last["measured"].(map[string]any)
+				if elapsed := measured["elapsed_ns"].([]any); len(elapsed) != 2 || measured["wall_ns"].(float64) <= 0 {
+					t.Fatalf("measured %v", measured)
 				}
 			})
 		}
 	}
 }
 
-func TestSharedPayloadVariant(t *testing.T) {
+func TestVariantsAreOptions(t *testing.T) {
 	expectHelloThen(t, serveLines(t,
-		`{"workload":"fanin","variant":"shared_payload","params":{"senders":1,"duration_ms":10,`+
-			`"mix":[{"percent":100,"kind":"message","size":100}],"method":"msgbench","memory_limit_mb":64},"repetition":1}`),
+		`{"workload":"fanin","variant":"shared_payload","options":{"share_payload":true},"params":{"senders":1,`+
+			`"duration_ms":10,"mix":[{"percent":100,"kind":"message","size":100}],"method":"msgbench",`+
+			`"memory_limit_mb":64},"repetition":1}`),
 		"shared_payload", "result")
-	expectError(t, `{"workload":"ring","variant":"shared_payload","params":{"n":10,"m":1,"payload":""},"repetition":1}`,
-		"shared_payload", "unsupported", `does not implement workload "ring"`)
-}
-
-func TestSingleThreadVariantUsesOneThread(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	expectHelloThen(t, serveLines(t,
-		`{"workload":"ring","variant":"single_thread","params":{"n":10,"m":2,"payload":"x"},"repetition":1}`),
-		"single_thread", "result")
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("GOMAXPROCS = %d, want 1", got)
-	}
+	expectHelloThen(t, serveLines(t, `{"workload":"chat","variant":"yield","options":{"yield":true},"params":`+
+		chatParams("")+`,"repetition":1}`), "yield", "result")
 }
 
 func TestErrors(t *testing.T) {
@@ -197,40 +207,31 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown workload", `{"workload":"pubsub","variant":"default","params":{},"repetition":1}`,
 			"default", "unsupported", `workload "pubsub" is not implemented by go`},
-		{"chat in a fanin-only variant", `{"workload":"chat","variant":"shared_payload","params":{},"repetition":1}`,
-			"shared_payload", "unsupported", `does not implement workload "chat"`},
-		{"chat without a peer", `{"workload":"chat","variant":"default","params":` + chatParams(`"clients_per_group":1`) +
-			`,"repetition":1}`, "default", "bad_params",
-			"clients_per_group = 1 is out of range: clients_per_group must be an integer >= 2 and <= 100000 " +
-				"(a user needs a peer in its group)"},
-		{"chat unknown param", `{"workload":"chat","variant":"default","params":` + chatParams(`"rooms":3`) +
-			`,"repetition":1}`, "default", "bad_params", "unknown parameter rooms"},
-		{"unknown variant", `{"workload":"ring","variant":"tokio","params":{},"repetition":1}`,
-			"tokio", "unsupported", `variant "tokio" is not a variant of go`},
-		{"bad n", `{"workload":"ring","variant":"default","params":{"n":1,"m":10,"payload":"BOO!"},"repetition":1}`,
-			"default", "bad_params", "n = 1 is out of range: n must be an integer >= 2"},
-		{"unknown param", `{"workload":"ring","variant":"default","params":{"n":10,"m":10,"payload":"","x":1},"repetition":1}`,
-			"default", "bad_params", "unknown parameter x"},
+		{"an option the workload does not know", `{"workload":"ring","variant":"turbo","options":{"turbo":true},` +
+			`"params":{"n":10,"m":1,"payload":""},"repetition":1}`, "turbo", "internal", "unknown option turbo"},
+		{"an option of another workload", `{"workload":"ring","variant":"shared_payload",` +
+			`"options":{"share_payload":true},"params":{"n":10,"m":1,"payload":""},"repetition":1}`,
+			"shared_payload", "internal", "unknown option share_payload"},
+		{"a param the worker does not know", `{"workload":"ring","variant":"default","params":{"n":10,"m":10,` +
+			`"payload":"","x":1},"repetition":1}`, "default", "internal", `unknown field "x"`},
 		{"exit signals", `{"workload":"fanin","variant":"default","params":{"senders":1,"duration_ms":10,` +
 			`"mix":[{"percent":100,"kind":"exit_signal","size":1}],"method":"msgbench","memory_limit_mb":8192},"repetition":1}`,
 			"default", "unsupported", "exit signals are an Erlang notion"},
-		{"socket size above total_bytes", socketRequest("default", `"size":6401`), "default", "bad_params",
-			"size = 6401 is out of range: size must not exceed total_bytes (6400)"},
-		{"socket size 0", socketRequest("default", `"size":0`), "default", "bad_params",
-			"size = 0 is out of range: size must be an integer >= 1 and <= 67108864"},
 		{"socket lists", socketRequest("default", `"data":"list"`), "default", "unsupported", `data = "list"`},
-		{"socket in a fanin-only variant", socketRequest("shared_payload", ""), "shared_payload", "unsupported",
-			`does not implement workload "socket"`},
-		{"not JSON", `ring please`, unknownVariant, "bad_params", "not a JSON object"},
-		{"no params", `{"workload":"ring","variant":"default","repetition":1}`, "default", "bad_params", `"params"`},
-		{"bad repetition", `{"workload":"ring","variant":"default","params":{},"repetition":0}`,
-			"default", "bad_params", "repetition = 0"},
-		{"unknown field", `{"workload":"ring","variant":"default","params":{},"repetition":1,"x":1}`,
-			"default", "bad_params", `unknown field "x"`},
+		{"not JSON", `ring please`, unknownVariant, "internal", "cannot decode the request"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			expectError(t, c.request, c.variant, c.kind, c.want)
 		})
 	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
