@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
             suites.SuiteError, results.DocumentError) as exc:
         print(f"msgbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except sqlite3.Error as exc:  # a store that failed under us (damaged, locked while reading)
+        print(f"msgbench: error: the store {args.store or default_store_path()}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("msgbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -91,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
     p = command("import", cmd_import, "import runs exported (JSON) on this or another machine")
     p.add_argument("file", type=Path)
+    p = command("delete", cmd_delete, "remove runs from the store, with their measurements and logs")
+    p.add_argument("runs", nargs="+", help="run ids (or a unique prefix, or 'latest')")
     p = command("compare", cmd_compare, "compare two runs point by point, with a significance test")
     p.add_argument("run_a")
     p.add_argument("run_b")
@@ -351,7 +356,7 @@ def cmd_export(args) -> int:
     else:
         text = otp.render(doc)
     if args.output:
-        args.output.write_text(text)
+        write_output(args.output, text)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -383,6 +388,23 @@ def cmd_import(args) -> int:
     return EXIT_OK
 
 
+def cmd_delete(args) -> int:
+    store = _store(args)
+    run_ids = [store.resolve(ref) for ref in args.runs]  # every one known before any goes
+    for run_id in dict.fromkeys(run_ids):
+        count = store.delete_run(run_id)
+        print(f"deleted run {run_id} ({count} measurements)")
+    return EXIT_OK
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a file the user named, or say in one line why it cannot be written."""
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def cmd_compare(args) -> int:
     store = _store(args)
     a_id, b_id = store.resolve(args.run_a), store.resolve(args.run_b)
@@ -405,11 +427,17 @@ def cmd_report(args) -> int:
 
     store = _store(args)
     doc = results.run_document(store, [store.resolve(r) for r in args.runs])
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.render_html(doc, title=args.title))
+    try:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    write_output(args.output, report.render_html(doc, title=args.title))
     print(f"report: {args.output.resolve()}")
     if args.png:
-        written = report.write_pngs(doc, args.png)
+        try:
+            written = report.write_pngs(doc, args.png)
+        except OSError as exc:
+            raise UsageError(f"cannot write the PNGs into {args.png}: {exc.strerror or exc}") from None
         print(f"{len(written)} PNG files in {args.png.resolve()}")
     return EXIT_OK
 

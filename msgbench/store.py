@@ -11,6 +11,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from msgbench import storefile
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -71,13 +73,39 @@ class StoreError(LookupError):
 
 
 class Store:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, note: Callable[[str], None] | None = None):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path)
+        try:
+            self.db, self.read_only = storefile.connect(self.path)
+        except storefile.StoreFileError as exc:
+            raise StoreError(str(exc)) from None
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.executescript(SCHEMA)
+        self.waiter = storefile.LockWaiter(self.path, note)
+        try:
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if self.read_only:
+                self.db.execute("SELECT 1 FROM runs LIMIT 1")  # a store, not some other SQLite file
+            else:
+                self._write(lambda: self.db.executescript(SCHEMA), "the store's tables")
+        except (sqlite3.Error, StoreError) as exc:
+            self.db.close()
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(str(storefile.problem(self.path, exc))) from None
+
+    def _write(self, write: Callable[[], object], what: str):
+        """One write transaction, waiting out another process that holds the store."""
+        if self.read_only:
+            raise StoreError(f"store {self.path} is read-only: cannot store {what}")
+
+        def transaction():
+            with self.db:
+                return write()
+
+        try:
+            return self.waiter.run(transaction, what)
+        except storefile.StoreFileError as exc:
+            raise StoreError(str(exc)) from None
 
     def close(self) -> None:
         self.db.close()
@@ -86,43 +114,46 @@ class Store:
 
     def start_run(self, command: str, suite: str | None, metadata: dict, notes: list[str]) -> str:
         run_id = new_run_id()
-        with self.db:
-            self.db.execute(
-                "INSERT INTO runs (id, created_at, status, command, suite, notes, metadata)"
-                " VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                (run_id, now_iso(), command, suite, json.dumps(notes), json.dumps(metadata)),
-            )
+        self._write(lambda: self.db.execute(
+            "INSERT INTO runs (id, created_at, status, command, suite, notes, metadata)"
+            " VALUES (?, ?, 'running', ?, ?, ?, ?)",
+            (run_id, now_iso(), command, suite, _dumps(notes), _dumps(metadata)),
+        ), "the new run")
         return run_id
 
     def finish_run(self, run_id: str, status: str) -> None:
-        with self.db:
-            self.db.execute(
-                "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now_iso(), run_id)
-            )
+        self._write(lambda: self.db.execute(
+            "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now_iso(), run_id)
+        ), f"run {run_id}'s status ({status})")
 
     def mark_abandoned(self, harness_alive: Callable[[dict], bool]) -> list[str]:
         """Runs still `running` whose harness (metadata["harness"]) is gone become
         `abandoned`, with a note; their measurements stay. Runs stored before the
         harness was recorded cannot be judged and are left as they are."""
         marked = []
-        for row in self.db.execute("SELECT id, metadata FROM runs WHERE status = 'running'").fetchall():
+        if self.read_only:
+            return []
+        for row in self.db.execute("SELECT id, metadata, notes FROM runs WHERE status = 'running'").fetchall():
             harness = json.loads(row["metadata"]).get("harness")
             if not isinstance(harness, dict) or harness_alive(harness):
                 continue
-            self.add_note(row["id"], f"abandoned: its harness (pid {harness.get('pid')} on {harness.get('host')}) "
-                                     f"was gone when msgbench started at {now_iso()}; what it measured is kept")
-            with self.db:
-                self.db.execute("UPDATE runs SET status = 'abandoned' WHERE id = ? AND status = 'running'",
-                                (row["id"],))
+            note = (f"abandoned: its harness (pid {harness.get('pid')} on {harness.get('host')}) "
+                    f"was gone when msgbench started at {now_iso()}; what it measured is kept")
+            self.db.execute("PRAGMA busy_timeout = 0")  # a store held by another process is marked next time
+            try:
+                with self.db:
+                    self.db.execute("UPDATE runs SET status = 'abandoned', notes = ? WHERE id = ? "
+                                    "AND status = 'running'", (_dumps([*json.loads(row["notes"]), note]), row["id"]))
+            finally:
+                self.db.execute(f"PRAGMA busy_timeout = {int(storefile.BUSY_TIMEOUT_S * 1000)}")
             marked.append(row["id"])
         return marked
 
     def add_note(self, run_id: str, note: str) -> None:
         run = self.run(run_id)
-        with self.db:
-            self.db.execute(
-                "UPDATE runs SET notes = ? WHERE id = ?", (json.dumps(run["notes"] + [note]), run_id)
-            )
+        self._write(lambda: self.db.execute(
+            "UPDATE runs SET notes = ? WHERE id = ?", (_dumps(run["notes"] + [note]), run_id)
+        ), "a note")
 
     def runs(self, limit: int | None = None) -> list[dict]:
         sql = (
@@ -143,7 +174,8 @@ class Store:
             if row is None:
                 raise StoreError(f"the store {self.path} holds no runs yet")
             return row["id"]
-        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        # A prefix, compared as text: an id with _ or % is no pattern.
+        rows = self.db.execute("SELECT id FROM runs WHERE substr(id, 1, ?) = ?", (len(ref), ref)).fetchall()
         if len(rows) == 1:
             return rows[0]["id"]
         if not rows:
@@ -159,21 +191,19 @@ class Store:
     # ------------------------------------------------------------ measurements
 
     def add_measurement(self, run_id: str, m: dict) -> None:
-        columns = [
-            "scenario", "workload", "target", "variant", "variant_label", "params", "sweep", "x",
-            "repetition", "warmup", "status", "error", "metrics", "verify", "runtime_version",
-            "started_at", "worker", "stderr_tail", "extra",
-        ]
-        values = [
-            json.dumps(m.get(c)) if c in _JSON_COLUMNS else (int(m[c]) if c == "warmup" else m.get(c))
-            for c in columns
-        ]
-        with self.db:
-            self.db.execute(
-                f"INSERT INTO measurements (run_id, {', '.join(columns)})"
-                f" VALUES (?, {', '.join('?' * len(columns))})",
-                [run_id, *values],
-            )
+        """Stored the moment it ends, waiting out another process that holds the store."""
+        row = [run_id, *_measurement_row(m)]
+        self._write(lambda: self.db.execute(_INSERT_MEASUREMENT, row),
+                    f"{m.get('target')}/{m.get('variant')} {m.get('workload')} repetition {m.get('repetition')}")
+
+    def delete_run(self, run_id: str) -> int:
+        """Remove a run with its measurements and logs; the number of measurements it had."""
+        def delete():
+            count = self.db.execute("SELECT COUNT(*) FROM measurements WHERE run_id = ?", (run_id,)).fetchone()[0]
+            self.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))  # its rows go with it (ON DELETE CASCADE)
+            return count
+        self.run(run_id)
+        return self._write(delete, f"the deletion of run {run_id}")
 
     def measurements(self, run_id: str) -> list[dict]:
         rows = self.db.execute(
@@ -194,32 +224,53 @@ class Store:
 
     def add_log(self, run_id: str, name: str, text: str) -> None:
         """A service's log, kept with the run (one per service start)."""
-        with self.db:
-            self.db.execute("INSERT OR REPLACE INTO run_logs (run_id, name, text) VALUES (?, ?, ?)",
-                            (run_id, name, text))
+        self._write(lambda: self.db.execute("INSERT OR REPLACE INTO run_logs (run_id, name, text) VALUES (?, ?, ?)",
+                                            (run_id, name, text)), f"{name}'s log")
 
     def logs(self, run_id: str) -> dict[str, str]:
         rows = self.db.execute("SELECT name, text FROM run_logs WHERE run_id = ? ORDER BY name", (run_id,))
         return {row["name"]: row["text"] for row in rows}
 
     def import_run(self, run: dict, source: str) -> str:
-        if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run["id"],)).fetchone():
-            raise StoreError(f"run {run['id']} is already in {self.path}")
-        with self.db:
+        """One run, whole or not at all: a failure or Ctrl-C half-way leaves nothing of it."""
+        def insert():
+            if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run["id"],)).fetchone():
+                raise StoreError(f"run {run['id']} is already in {self.path}; `msgbench delete {run['id']}` "
+                                 "removes it")
             self.db.execute(
                 "INSERT INTO runs (id, created_at, finished_at, status, command, suite, notes,"
                 " metadata, imported_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run["id"], run["created_at"], run.get("finished_at"), run["status"],
-                    run.get("command", ""), run.get("suite"), json.dumps(run.get("notes", [])),
-                    json.dumps(run.get("metadata", {})), source,
+                    run.get("command", ""), run.get("suite"), _dumps(run.get("notes", [])),
+                    _dumps(run.get("metadata", {})), source,
                 ),
             )
-        for m in run.get("measurements", []):
-            self.add_measurement(run["id"], m)
-        for name, text in (run.get("logs") or {}).items():
-            self.add_log(run["id"], name, text)
+            self.db.executemany(_INSERT_MEASUREMENT,
+                                ([run["id"], *_measurement_row(m)] for m in run.get("measurements", [])))
+            self.db.executemany("INSERT INTO run_logs (run_id, name, text) VALUES (?, ?, ?)",
+                                ((run["id"], name, text) for name, text in (run.get("logs") or {}).items()))
+        self._write(insert, f"the imported run {run['id']}")
         return run["id"]
+
+
+_MEASUREMENT_COLUMNS = [
+    "scenario", "workload", "target", "variant", "variant_label", "params", "sweep", "x",
+    "repetition", "warmup", "status", "error", "metrics", "verify", "runtime_version",
+    "started_at", "worker", "stderr_tail", "extra",
+]
+_INSERT_MEASUREMENT = (f"INSERT INTO measurements (run_id, {', '.join(_MEASUREMENT_COLUMNS)})"
+                       f" VALUES (?, {', '.join('?' * len(_MEASUREMENT_COLUMNS))})")
+
+
+def _measurement_row(m: dict) -> list:
+    return [_dumps(m.get(c)) if c in _JSON_COLUMNS else (int(m[c]) if c == "warmup" else m.get(c))
+            for c in _MEASUREMENT_COLUMNS]
+
+
+def _dumps(value) -> str:
+    """JSON as stored: never NaN or infinity, which no JSON reader takes back."""
+    return json.dumps(value, allow_nan=False)
 
 
 def _run_dict(row: sqlite3.Row) -> dict:
