@@ -3,11 +3,12 @@
 import argparse
 import contextlib
 import json
+import math
 import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import compare, doctor, procs, results, spec, suites, tables, targets, workloads
+from msgbench import compare, doctor, jsonio, procs, results, spec, suites, tables, targets, workloads
 from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_chat, seed_ring
 from msgbench.paths import default_store_path
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
@@ -63,11 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", help="default, all, or comma-separated variant names")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a fixed parameter (repeatable)")
-    p.add_argument("--sweep", metavar="NAME=V1,V2,...", help="sweep one parameter (the x axis)")
+    p.add_argument("--sweep", metavar="NAME=V1,V2,...", action="append",
+                   help="sweep one parameter (the x axis); once per run")
     p.add_argument("--method", choices=["msgbench", "otp"], help="fanin: how throughput is computed")
     p.add_argument("--repeat", type=int, help="measured repetitions per point (default 5; suites set their own)")
     p.add_argument("--warmup", type=int, help="discarded warm-up repetitions per point (default 1)")
-    p.add_argument("--timeout", type=float, help=f"time limit per worker in s (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--timeout", type=_positive_seconds,
+                   help=f"time limit per worker in s (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--format", choices=["table", "seed", "json", "md"], default="table",
                    help="what to print when the run ends")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
@@ -150,10 +153,13 @@ def _adhoc_scenario(args) -> suites.Scenario:
         params["method"] = param_value(wl, "method", args.method)
     sweep, values = None, ()
     if args.sweep:
-        sweep, raw = _parse_assignment(args.sweep, "--sweep")
+        if len(args.sweep) > 1:
+            raise UsageError(f"--sweep is given {len(args.sweep)} times ({', '.join(args.sweep)}): a run sweeps one "
+                             "parameter, its x axis; fix the others with -p, or make a suite of several scenarios")
+        sweep, raw = _parse_assignment(args.sweep[0], "--sweep")
         values = tuple(param_value(wl, sweep, v) for v in raw.split(",") if v.strip())
         if not values:
-            raise UsageError(f"--sweep {args.sweep!r} lists no values")
+            raise UsageError(f"--sweep {args.sweep[0]!r} lists no values")
     return suites.Scenario(name=wl.name, workload=wl.name, params=params, sweep=sweep, values=values)
 
 
@@ -206,7 +212,8 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     if bool(args.workload) == bool(args.suite):
         raise UsageError("give a workload (msgbench run ring ...) or --suite NAME, not both or neither")
-    target_names = [n.strip() for n in args.target.split(",")] if args.target else None
+    target_names = _names(args.target, "--target")
+    _names(args.variant, "--variant")
     if args.suite:
         if args.param or args.sweep:
             raise UsageError("-p and --sweep apply to a workload run, not to --suite")
@@ -245,6 +252,31 @@ def cmd_run(args) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
+def _names(text: str | None, option: str) -> list[str] | None:
+    """A comma-separated list of names, each at most once (a name twice would measure it twice)."""
+    if not text:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    if "" in names:
+        raise UsageError(f"{option} {text!r} has an empty name; give names separated by commas")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"{option} {text!r} names {', '.join(twice)} more than once; name each once")
+    return names
+
+
+def _positive_seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds (argparse turns the error into one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time limit: give a positive number of seconds, "
+                                         f"e.g. {DEFAULT_TIMEOUT_S:g}")
+    return value
+
+
 def _with_reference_targets(names: list[str] | None, scenarios) -> list[str]:
     """The chosen targets plus every reference target that implements a scenario's workload."""
     wanted = {s.workload for s in scenarios}
@@ -258,7 +290,7 @@ def _with_reference_targets(names: list[str] | None, scenarios) -> list[str]:
 def _print_run(doc: dict, fmt: str) -> None:
     run = doc["runs"][0]
     if fmt == "json":
-        print(json.dumps(doc, indent=2))
+        print(jsonio.dumps(doc, indent=2))
     elif fmt == "md":
         print(markdown.render(doc))
     elif fmt == "seed":
@@ -348,7 +380,7 @@ def cmd_export(args) -> int:
     store = _store(args)
     doc = results.run_document(store, [store.resolve(r) for r in args.runs])
     if args.format == "json":
-        text = json.dumps(doc, indent=2)
+        text = jsonio.dumps(doc, indent=2)
     elif args.format == "md":
         text = markdown.render(doc)
     elif args.format == "csv":
@@ -365,9 +397,16 @@ def cmd_export(args) -> int:
 
 def cmd_import(args) -> int:
     try:
-        text = args.file.read_text()
+        data = args.file.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{args.file}: not a msgbench results document: not UTF-8 text "
+                         f"(byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    if "\0" in text:
+        raise UsageError(f"{args.file}: not a msgbench results document: a binary file (it holds NUL bytes)")
     if "Scenario:" in text and not text.lstrip().startswith("{"):
         try:
             runs = otp_import.runs_from_text(text, str(args.file))
@@ -375,11 +414,10 @@ def cmd_import(args) -> int:
             raise UsageError(f"{args.file}: {exc}") from None
     else:
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                f"{args.file}: neither a msgbench JSON document nor the Erlang/OTP page's format "
-                f"(JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+            doc = jsonio.loads(text)
+        except jsonio.JSONError as exc:
+            raise UsageError(f"{args.file}: neither a msgbench JSON document nor the Erlang/OTP page's format "
+                             f"({exc})") from None
         runs = results.check_document(doc, str(args.file))
     store = _store(args)
     for run in runs:

@@ -97,26 +97,22 @@ class DocumentError(ValueError):
     pass
 
 
-_MEASUREMENT_KEYS = ("scenario", "workload", "target", "variant", "params", "repetition", "status")
-
-
 def check_document(doc: object, source: str) -> list[dict]:
-    """The runs of a results document, or an error saying what is wrong and where."""
+    """The runs of a results document, or an error naming the path of the first bad field.
+
+    Checked against spec/results.schema.json before anything is stored, so a string
+    where a number goes never reaches a reader (show, export, compare, report).
+    """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise DocumentError(f"{source}: not a msgbench results document (no \"format\": \"{FORMAT_NAME}\")")
     if doc.get("version") != FORMAT_VERSION:
         raise DocumentError(f"{source}: results format version {doc.get('version')!r} is not {FORMAT_VERSION}")
-    runs = doc.get("runs")
-    if not isinstance(runs, list) or not runs:
-        raise DocumentError(f"{source}: \"runs\" must be a non-empty list")
-    for i, run in enumerate(runs):
-        for key in ("id", "created_at", "status", "measurements"):
-            if key not in run:
-                raise DocumentError(f"{source}: runs[{i}] has no {key!r}")
-        for j, m in enumerate(run["measurements"]):
-            missing = [k for k in _MEASUREMENT_KEYS if k not in m]
-            if missing:
-                raise DocumentError(f"{source}: runs[{i}].measurements[{j}] has no {missing[0]!r}")
+    problem = spec.document_problem(doc, "results.schema.json")
+    if problem:
+        raise DocumentError(f"{source}: {problem}")
+    runs = doc["runs"]
+    for run in runs:
+        for m in run["measurements"]:
             m.setdefault("warmup", False)
             m.setdefault("variant_label", "idiomatic")
             m.setdefault("sweep", None)

@@ -9,13 +9,14 @@ workload's rules. Workers hold no copy of any of it.
 """
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import jsonschema
 
-from msgbench import expr, histogram
+from msgbench import expr, histogram, jsonio
 from msgbench.paths import SPEC_DIR
 
 
@@ -92,12 +93,18 @@ def _range_words(name: str, definition: dict) -> str:
     kind = definition.get("type")
     if kind in ("integer", "number"):
         noun = "an integer" if kind == "integer" else "a number"
-        low, high = definition.get("minimum"), definition.get("maximum")
-        if low is not None and high is not None:
-            return f"{name} must be {noun} from {low:,} to {high:,}"
-        if low is not None:
-            return f"{name} must be {noun} >= {low:,}"
-        return f"{name} must be {noun}"
+        bounds = []
+        if definition.get("exclusiveMinimum") is not None:
+            bounds.append(f"> {definition['exclusiveMinimum']:,}")
+        elif definition.get("minimum") is not None:
+            bounds.append(f">= {definition['minimum']:,}")
+        if definition.get("exclusiveMaximum") is not None:
+            bounds.append(f"< {definition['exclusiveMaximum']:,}")
+        elif definition.get("maximum") is not None:
+            bounds.append(f"<= {definition['maximum']:,}")
+        if bounds == [f">= {definition.get('minimum', 0):,}", f"<= {definition.get('maximum', 0):,}"]:
+            return f"{name} must be {noun} from {definition['minimum']:,} to {definition['maximum']:,}"
+        return f"{name} must be {noun}" + (f" {' and '.join(bounds)}" if bounds else "")
     if kind == "string":
         return f"{name} must be a string of at most {definition.get('maxLength', 'any'):,} characters"
     if kind == "array":
@@ -122,18 +129,48 @@ def coerce(name: str, definition: dict, text: str):
         raise ParamError(f"{name} = {text!r} is not an integer: {describe_range(name, definition)}")
     if kind == "number":
         try:
-            return float(text)
+            return float(text)  # a NaN or infinity is refused by check_param, with the range
         except ValueError:
             raise ParamError(f"{name} = {text!r} is not a number: {describe_range(name, definition)}") from None
     if kind in ("array", "object"):
         try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            raise ParamError(f"{name} = {text!r} is not valid JSON: {describe_range(name, definition)}") from None
+            return jsonio.loads(text)
+        except jsonio.JSONError as exc:
+            raise ParamError(f"{name} = {text!r} is {exc}: {describe_range(name, definition)}") from None
     return text
 
 
+def _non_finite(value, where: str) -> str | None:
+    """The path of a NaN or infinity anywhere in a value, if there is one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
+        if found:
+            return found
+    return None
+
+
+def _definition_at(definition: dict, path: str, name: str) -> tuple[str, dict]:
+    """The name and schema of a part of a structured parameter (mix[0].percent), for its range."""
+    leaf = name
+    for part in path[len(name):].replace("]", "").replace("[", ".").split("."):
+        if not part:
+            continue
+        if part.isdigit() and "items" in definition:
+            definition = definition["items"]
+        elif part in definition.get("properties", {}):
+            definition, leaf = definition["properties"][part], part
+    return leaf, definition
+
+
 def check_param(name: str, definition: dict, value) -> None:
+    bad = _non_finite(value, name)
+    if bad:
+        leaf, leaf_definition = _definition_at(definition, bad, name)
+        raise ParamError(f"{bad} is not a finite number (NaN and infinity are no values): "
+                         f"{describe_range(leaf, leaf_definition)}")
     if isinstance(value, bool) and definition.get("type") in ("integer", "number"):
         raise ParamError(f"{name} = {json.dumps(value)} is out of range: {describe_range(name, definition)}")
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(definition).iter_errors(value))
@@ -165,8 +202,20 @@ def resolve_params(wl: Workload, given: dict) -> dict:
     params = wl.defaults() | given
     for name, definition in wl.params.items():
         check_param(name, definition, params[name])
+        params[name] = _integers(definition, params[name])
     check_requires(wl, params)
     return params
+
+
+def _integers(definition: dict, value):
+    """2.0 where the spec says integer is sent as 2: JSON Schema accepts it, a typed worker would not."""
+    if definition.get("type") == "integer" and isinstance(value, float):
+        return int(value)
+    if isinstance(value, list) and "items" in definition:
+        return [_integers(definition["items"], item) for item in value]
+    if isinstance(value, dict) and "properties" in definition:
+        return {k: _integers(definition["properties"].get(k, {}), v) for k, v in value.items()}
+    return value
 
 
 def check_requires(wl: Workload, params: dict) -> None:
@@ -327,6 +376,34 @@ def _first_error(schema: dict, instance: object) -> str | None:
         return None
     where = "/".join(map(str, error.absolute_path)) or "message"
     return f"{where}: {error.message}"
+
+
+def document_problem(document: object, schema_file: str) -> str | None:
+    """None if document matches the schema, else the path of the first bad field and why,
+    e.g. `runs[0].measurements[3].metrics.hops_per_s: expected a number, got "fast"`."""
+    validator = jsonschema.Draft202012Validator(_schema(schema_file))
+    error = min(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)), default=None)
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p)
+                    for i, p in enumerate(error.absolute_path)) or "the document"
+    return f"{where}: {_why(error)}"
+
+
+def _why(error) -> str:
+    """A schema error in words, with the value shown short."""
+    shown = json.dumps(error.instance)[:80] if not isinstance(error.instance, (dict, list)) \
+        else type(error.instance).__name__.replace("dict", "an object").replace("list", "a list")
+    if error.validator == "type":
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"expected {' or '.join(_TYPE_WORDS.get(w, w) for w in wanted)}, got {shown}"
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is missing")
+    return f"{error.message} (got {shown})" if shown not in error.message else error.message
+
+
+_TYPE_WORDS = {"number": "a number", "integer": "an integer", "string": "a string", "object": "an object",
+               "array": "a list", "boolean": "true or false", "null": "null"}
 
 
 def request_problem(request: dict) -> str | None:

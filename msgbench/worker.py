@@ -7,7 +7,6 @@ left running.
 """
 
 import contextlib
-import json
 import os
 import selectors
 import signal
@@ -16,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from msgbench import interrupts, procs, spec
+from msgbench import interrupts, jsonio, procs, spec
 
 STDERR_KEEP_BYTES = 16_384
 KILL_GRACE_S = 2.0
@@ -67,9 +66,9 @@ class _Protocol:
         if not text:
             return
         try:
-            message = json.loads(text)
-        except json.JSONDecodeError:
-            self.breach = f"the worker printed a line that is not JSON on stdout: {text[:200]!r}"
+            message = jsonio.loads(text)
+        except jsonio.JSONError as exc:  # NaN and infinity too: no metric can be derived from them
+            self.breach = f"the worker printed a line that is not JSON on stdout ({exc}): {text[:200]!r}"
             return
         problem = spec.message_problem(message)
         if problem:
@@ -157,7 +156,7 @@ def run_worker(
 
 def _send_request(proc: subprocess.Popen, request: dict) -> None:
     try:
-        proc.stdin.write((json.dumps(request) + "\n").encode())
+        proc.stdin.write((jsonio.dumps(request) + "\n").encode())
         proc.stdin.close()
     except BrokenPipeError:
         pass  # the worker died at once; its exit status tells the story

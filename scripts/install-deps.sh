@@ -38,8 +38,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.msgbench-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[test]'
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q 'pip==26.3'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[test]'
   touch "$stamp"
 fi

@@ -147,10 +147,10 @@ def test_import_refuses_a_broken_document(fake_targets, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "msgbench-results", "version": 1, "runs": [{"id": "x"}]}))
     assert run_cli("import", str(bad)) == 2
-    assert "runs[0] has no 'created_at'" in capsys.readouterr().err
+    assert "runs[0]: 'created_at' is missing" in capsys.readouterr().err
     bad.write_text("{not json")
     assert run_cli("import", str(bad)) == 2
-    assert "JSON error at line 1, column 2" in capsys.readouterr().err
+    assert "not valid JSON at line 1, column 2" in capsys.readouterr().err
 
 
 def test_seed_format_prints_the_seed_block(fake_targets, capsys):
