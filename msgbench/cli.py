@@ -4,17 +4,19 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import compare, doctor, jsonio, procs, results, spec, suites, tables, targets, workloads
+from msgbench import compare, doctor, jsonio, procs, results, spec, suites, tables, targets, terminal, workloads
 from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_chat, seed_ring
 from msgbench.paths import default_store_path
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
 from msgbench.store import Store, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 128 + 13  # as a process killed by SIGPIPE, what a shell expects of `... | head`
 
 
 class UsageError(ValueError):
@@ -22,6 +24,21 @@ class UsageError(ValueError):
 
 
 def main(argv: list[str] | None = None) -> int:
+    saved = terminal.install()  # no control sequence from stored data reaches the terminal
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, where a closed pipe can still be caught
+        return code
+    except BrokenPipeError:
+        # The reader went away (`msgbench list | head -1`): end quietly, as a pipe's writer
+        # does, and keep the interpreter from complaining about the unflushed rest.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+        return EXIT_BROKEN_PIPE
+    finally:
+        terminal.restore(saved)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

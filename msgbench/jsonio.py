@@ -15,11 +15,11 @@ class JSONError(ValueError):
     """Text that is not strict JSON, said in one line."""
 
 
-def _refuse_constant(name: str):
+def refuse_constant(name: str):
     raise JSONError(f"{name} is not a number JSON allows")
 
 
-def _finite_float(text: str) -> float:
+def finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise JSONError(f"{text} is too large a number (it would be infinite)")
@@ -29,7 +29,7 @@ def _finite_float(text: str) -> float:
 def loads(text: str | bytes):
     """The JSON value of text, or JSONError naming what is wrong and where."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
     except json.JSONDecodeError as exc:
         raise JSONError(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:

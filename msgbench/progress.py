@@ -3,11 +3,15 @@
 import sys
 import time
 
+from msgbench import terminal
+
 
 class Progress:
     def __init__(self, total: int, stream=None, quiet: bool = False):
         self.total, self.count = total, 0
-        self.stream = stream or sys.stderr
+        # Its own cursor codes go around the control-sequence filter; the labels and
+        # errors in them through it.
+        self.stream = terminal.raw(stream or sys.stderr)
         self.live = self.stream.isatty()
         self.quiet = quiet
         self.label = ""
@@ -30,7 +34,7 @@ class Progress:
             line += f" - {error[:300]}"
         if self.live:
             self.stream.write("\r\033[K")
-        self.stream.write(line + "\n")
+        self.stream.write(terminal.safe(line) + "\n")
         self.stream.flush()
 
     def skip(self) -> None:
@@ -48,5 +52,6 @@ class Progress:
         filled = int(width * self.count / max(self.total, 1))
         bar = "#" * filled + "." * (width - filled)
         elapsed = time.monotonic() - self.started
-        self.stream.write(f"\r\033[K[{bar}] {self.count}/{self.total} {self.label}{detail} {elapsed:.0f}s")
+        label = terminal.safe(self.label)
+        self.stream.write(f"\r\033[K[{bar}] {self.count}/{self.total} {label}{detail} {elapsed:.0f}s")
         self.stream.flush()

@@ -1,6 +1,8 @@
 """Plain-text tables for the terminal and Markdown."""
 
+import html
 import json
+import re
 
 from msgbench import spec
 
@@ -16,10 +18,27 @@ def human(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def md_text(text: str) -> str:
+    """Text from a run, safe in Markdown: no HTML from it is ever rendered as HTML."""
+    return html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
+
+
+def md_cell(text: str) -> str:
+    """md_text that cannot end a table cell either."""
+    return md_text(text).replace("|", "\\|")
+
+
+def md_code(text: str) -> str:
+    """Text as a Markdown code span, however many backticks it holds."""
+    text = str(text).replace("\r", " ").replace("\n", " ")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"`{text}`"
+
+
 def render(headers: list[str], rows: list[list[str]], markdown: bool = False) -> str:
     if markdown:
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        lines = ["| " + " | ".join(map(md_cell, headers)) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(md_cell(str(c)) for c in row) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
     def line(cells):

@@ -46,19 +46,35 @@ def render(doc: dict) -> str:
                      *(VERIFY_PREFIX + k for k in verify)])
     for run_id, m in rows:
         writer.writerow([
-            run_id, m["scenario"], m["workload"], m["target"], m["variant"],
-            m.get("variant_label") or "", m.get("sweep") or "", _number(m.get("x")),
-            m.get("repetition", ""), "true" if m.get("warmup") else "false", m["status"],
-            m.get("error") or "", json.dumps(m.get("params") or {}, separators=(",", ":")),
+            *map(_text, (run_id, m["scenario"], m["workload"], m["target"], m["variant"],
+                         m.get("variant_label") or "", m.get("sweep") or "")),
+            _number(m.get("x")), m.get("repetition", ""), "true" if m.get("warmup") else "false", _text(m["status"]),
+            _text(m.get("error") or ""), _text(json.dumps(m.get("params") or {}, separators=(",", ":"))),
             *(_number((m.get("metrics") or {}).get(k)) for k in metrics),
             *(_number((m.get("verify") or {}).get(k)) for k in verify),
         ])
     return out.getvalue()
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection):
+# such text gets a leading apostrophe, which spreadsheets show as text and parse() removes.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _text(value: str) -> str:
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def _untext(cell: str) -> str:
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
+
+
 def _number(value) -> str:
+    """A number as a number (negative ones too); anything else as guarded text."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _text(str(value))
     return repr(value) if isinstance(value, float) else str(value)
 
 
@@ -115,7 +131,7 @@ def _measurement(header: list[str], row: list[str], line: int) -> tuple[str, dic
     if len(row) != len(header):
         raise ParseError(line, min(len(row), len(header)) + 1,
                          f"expected {len(header)} fields as in the header, found {len(row)}")
-    cells = dict(zip(header, row, strict=True))
+    cells = {name: _untext(cell) for name, cell in zip(header, row, strict=True)}
 
     def fail(name: str, message: str):
         raise ParseError(line, header.index(name) + 1, f"{name}: {message}")
@@ -142,11 +158,19 @@ def _measurement(header: list[str], row: list[str], line: int) -> tuple[str, dic
         "error": cells["error"] or None, "metrics": {}, "verify": {},
     }
     for name, text in cells.items():
-        for prefix, key in ((METRIC_PREFIX, "metrics"), (VERIFY_PREFIX, "verify")):
-            if name.startswith(prefix) and text.strip():
-                measurement[key][name[len(prefix):]] = _parse_number(
-                    text, lambda msg, name=name: fail(name, msg))
+        if name.startswith(METRIC_PREFIX) and text.strip():
+            measurement["metrics"][name[len(METRIC_PREFIX):]] = _parse_number(
+                text, lambda msg, name=name: fail(name, msg))
+        elif name.startswith(VERIFY_PREFIX) and text.strip():  # a count, or a fact such as a namespace
+            measurement["verify"][name[len(VERIFY_PREFIX):]] = _verify_value(text)
     return cells["run_id"], measurement
+
+
+def _verify_value(text: str) -> int | float | str:
+    """A verify cell: a count, or a fact such as the namespace a server ran in."""
+    problems = []
+    value = _parse_number(text, problems.append) if text.strip() else None
+    return text if problems or value is None else value
 
 
 def _parse_number(text: str, fail: Callable[[str], None]) -> int | float | None:
@@ -161,6 +185,7 @@ def _parse_number(text: str, fail: Callable[[str], None]) -> int | float | None:
         value = float(text)
     except ValueError:
         fail(f"expected a number, found {text!r}")
+        return None
     if not math.isfinite(value):
         fail(f"expected a finite number, found {text!r}")
     return value

@@ -16,7 +16,6 @@ through DNS rebinding.
 """
 
 import ipaddress
-import json
 import sys
 from collections.abc import Callable
 from http import HTTPStatus
@@ -24,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import unquote, urlsplit
 
+from msgbench import jsonio
 from msgbench.web import shape
 
 MAX_BODY_BYTES = 64 * 2**20
@@ -45,9 +45,19 @@ def make_server(host: str, port: int, list_runs: Callable[[], list[dict]],
     handler = type("ResultsPageHandler", (_Handler,), {
         "list_runs": staticmethod(list_runs), "load_run": staticmethod(load_run),
         "loopback": _is_loopback(host)})
-    server = ThreadingHTTPServer((host, port), handler)
+    server = _Server((host, port), handler)
     server.daemon_threads = True
     return server
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """One line, never a traceback: a client that hung up is no error of ours."""
+        kind, value = sys.exc_info()[:2]
+        if kind is not None and issubclass(kind, (ConnectionError, TimeoutError)):
+            return
+        print(f"msgbench serve: a request from {client_address[0]} failed: {kind.__name__}: {value}",
+              file=sys.stderr)
 
 
 def serve(host: str, port: int, list_runs: Callable[[], list[dict]],
@@ -112,27 +122,58 @@ class _Handler(BaseHTTPRequestHandler):
         if urlsplit(self.path).path != "/api/parse":
             self._json(HTTPStatus.NOT_FOUND, {"error": {"message": "no such endpoint"}})
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": {
-                "message": f"the input is larger than {MAX_BODY_BYTES // 2**20} MiB"}})
+        length = self._body_length()
+        if length is None:
             return
         raw = self.rfile.read(length).decode("utf-8", errors="replace")
         text, name = raw, "pasted text"
         if "application/json" in (self.headers.get("Content-Type") or ""):
             try:
-                request = json.loads(raw)
-                text, name = str(request["text"]), str(request.get("name") or name)
-            except (json.JSONDecodeError, KeyError, TypeError):
-                self._json(HTTPStatus.BAD_REQUEST, {"error": {
-                    "message": 'expected {"text": ..., "name": ...}'}})
+                request = jsonio.loads(raw)
+            except jsonio.JSONError as err:
+                self._bad_request(f"the request is {err}")
                 return
+            if not isinstance(request, dict) or not isinstance(request.get("text"), str) \
+                    or not isinstance(request.get("name", ""), (str, type(None))):
+                self._bad_request('expected {"text": "...", "name": "..."} (text and name strings)')
+                return
+            text, name = request["text"], request.get("name") or name
         try:
             source = shape.parse_text(text, name)
         except shape.InputError as err:
             self._json(HTTPStatus.BAD_REQUEST, {"error": err.as_json()})
             return
+        except Exception as err:  # an input the shaping code did not foresee: still the page's to show
+            self._bad_request(f"cannot read {name}: {type(err).__name__}: {err}")
+            return
         self._json(HTTPStatus.OK, source)
+
+    def _body_length(self) -> int | None:
+        """The request's Content-Length, checked before a byte is read; None after an error reply."""
+        header = self.headers.get("Content-Length")
+        if header is None:
+            self._json(HTTPStatus.LENGTH_REQUIRED, {"error": {"message": "the request has no Content-Length"}})
+            return None
+        if not header.strip().isdigit():  # "-1" would read to the end of the stream, past any limit
+            self._bad_request(f"Content-Length {header[:40]!r} is not a byte count (0 or more)")
+            return None
+        if int(header) > MAX_BODY_BYTES:
+            self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": {
+                "message": f"the input is larger than {MAX_BODY_BYTES // 2**20} MiB"}})
+            return None
+        return int(header)
+
+    def _bad_request(self, message: str) -> None:
+        self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": message}})
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own errors (a malformed request line, bad headers) as JSON too."""
+        self.close_connection = True
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self._json(status, {"error": {"message": message or status.phrase}})
 
     # ------------------------------------------------------------ helpers
 
@@ -156,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _json(self, status: HTTPStatus, body: object) -> None:
         self._send(status, "application/json; charset=utf-8",
-                   json.dumps(body, allow_nan=False, default=str).encode("utf-8"))
+                   jsonio.dumps(body, default=str).encode("utf-8"))
 
     def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> None:
         self.send_response(status)

@@ -13,7 +13,7 @@ suite's own output of the same scenario land on the same axes.
 
 import json
 
-from msgbench import results
+from msgbench import jsonio, results
 from msgbench.formats import csvfmt, otp
 from msgbench.report import figures, model
 
@@ -64,10 +64,13 @@ def parse_text(text: str, name: str) -> dict:
 
 def _load_json(text: str) -> dict:
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=jsonio.refuse_constant, parse_float=jsonio.finite_float)
     except json.JSONDecodeError as err:
         raise InputError(f"invalid JSON: {err.msg}", line=err.lineno, column=err.colno,
                          fmt="json") from None
+    except (jsonio.JSONError, RecursionError) as err:
+        reason = str(err) if isinstance(err, jsonio.JSONError) else "nested too deeply"
+        raise InputError(f"invalid JSON: {reason}", fmt="json") from None
     try:
         results.check_document(doc, "the document")
     except results.DocumentError as err:

@@ -210,6 +210,22 @@ def test_unreadable_input_says_where_and_nothing_is_added(page, site):
     assert page.input_value("#paste-text").startswith("Scenario: X")  # kept, to be fixed
 
 
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[" * 5000 + "]" * 5000, "nested too deeply"),
+    ('{"format": "msgbench-results", "version": 1, "runs": [{"x": NaN}]}', "NaN is not a number JSON allows"),
+    ('{"format": "msgbench-results", "version": 1, "runs": [{"id": "a", "created_at": "t", "status": "ok", '
+     '"measurements": [{"scenario": "s", "workload": "ring", "target": "t", "variant": "v", "params": [], '
+     '"repetition": 1, "status": "ok"}]}]}', "runs[0].measurements[0].params: expected an object, got a list"),
+])
+def test_the_page_shows_why_the_server_refused_an_input(page, site, text, reason, screenshot_dir):
+    page.goto(site)
+    page.wait_for_selector("body[data-ready=true]")
+    add(page, text)
+    assert reason in page.text_content(".msg-error")
+    assert page.locator("#sources li").count() == 0
+    page.screenshot(path=str(screenshot_dir / "results-page-refused.png"))
+
+
 def test_pasted_text_is_never_markup_or_script(page, site):
     page.goto(site)
     page.wait_for_selector("body[data-ready=true]")
