@@ -7,9 +7,9 @@ import (
 )
 
 // fakeSystem is an in-memory System: one process-wide "broker" of channels.
-// Its variants inject the faults the tests look for:
+// Its option "fault" injects the faults the tests look for:
 //
-//	default      lossless, in order
+//	(none)       lossless, in order
 //	lossy        receiver 0 loses every 10th message of each source
 //	reorder      receiver 0 swaps each pair of messages (2k-1, 2k) of source 0
 //	corrupt      receiver 0 gets every 100th message with a wrong last byte
@@ -25,19 +25,26 @@ type fakeSystem struct {
 
 func newFakeSystem() *fakeSystem { return &fakeSystem{intended: map[int][]int64{}} }
 
-func (f *fakeSystem) Check(variant string, p Params) error {
-	switch variant {
-	case "default", "lossy", "reorder", "corrupt", "duplicate", "failconnect", "failpublish", "stubborn":
+// fault is the variant's injected fault ("" for none).
+func fault(opts Options) string {
+	f, _ := opts["fault"].(string)
+	return f
+}
+
+func (f *fakeSystem) Check(opts Options, p Params) error {
+	if err := opts.Unknown("fault"); err != nil {
+		return err
+	}
+	switch fault(opts) {
+	case "", "lossy", "reorder", "corrupt", "duplicate", "failconnect", "failpublish", "stubborn":
 	default:
-		return &Unsupported{Message: "fake has no variant " + variant}
+		return &Unsupported{Message: "fake has no fault " + fault(opts)}
 	}
 	if p.PayloadBytes > 65536 {
-		return &ParamError{Message: "payload_bytes too large for the fake"}
+		return &Unsupported{Message: "payload_bytes too large for the fake"}
 	}
 	return nil
 }
-
-func (f *fakeSystem) Lossless(variant string) bool { return variant != "lossy" }
 
 type fakeReceiver struct {
 	index   int
@@ -48,8 +55,8 @@ type fakeReceiver struct {
 	dropped int64
 }
 
-func (f *fakeSystem) Subscribe(ctx context.Context, env Env, variant string, p Params, receiver int, deliver func([]byte)) (Receiver, error) {
-	r := &fakeReceiver{index: receiver, variant: variant, ch: make(chan []byte, 1024), done: make(chan struct{})}
+func (f *fakeSystem) Subscribe(ctx context.Context, env Env, opts Options, p Params, receiver int, deliver func([]byte)) (Receiver, error) {
+	r := &fakeReceiver{index: receiver, variant: fault(opts), ch: make(chan []byte, 1024), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		for msg := range r.ch {
@@ -119,11 +126,11 @@ type fakeSource struct {
 	n       int
 }
 
-func (f *fakeSystem) Connect(ctx context.Context, env Env, variant string, p Params, source int) (Source, error) {
-	if variant == "failconnect" {
+func (f *fakeSystem) Connect(ctx context.Context, env Env, opts Options, p Params, source int) (Source, error) {
+	if fault(opts) == "failconnect" {
 		return nil, errors.New("fake: connection refused")
 	}
-	return &fakeSource{f: f, index: source, variant: variant}, nil
+	return &fakeSource{f: f, index: source, variant: fault(opts)}, nil
 }
 
 func (s *fakeSource) Publish(msg []byte) error {

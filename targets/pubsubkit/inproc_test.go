@@ -55,9 +55,11 @@ func (ip *inprocPeer) stop() {
 }
 
 // runLines runs one worker in-process and returns its output lines.
+// The variant names a fake fault (fake_test.go), sent as its option; "default" has none.
 func runLines(t *testing.T, sys System, variant string, params map[string]any) []map[string]any {
 	t.Helper()
-	req, err := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "params": params, "repetition": 1})
+	req, err := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "options": faultOptions(variant),
+		"params": params, "repetition": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,22 +80,31 @@ func runLines(t *testing.T, sys System, variant string, params map[string]any) [
 	return lines
 }
 
-// runResult runs one worker and returns its result line's metrics and verify.
-func runResult(t *testing.T, sys System, variant string, params map[string]any) (map[string]float64, map[string]int64) {
+// faultOptions are the options of a fake variant.
+func faultOptions(variant string) Options {
+	if variant == "default" {
+		return Options{}
+	}
+	return Options{"fault": variant}
+}
+
+// runResult runs one worker and returns its result line's raw facts, verify
+// counts and histograms.
+func runResult(t *testing.T, sys System, variant string, params map[string]any) (map[string]any, map[string]int64, map[string]any) {
 	t.Helper()
 	lines := runLines(t, sys, variant, params)
 	if lines[1]["type"] != "result" {
 		t.Fatalf("want a result, got %v", lines[1])
 	}
-	metrics := map[string]float64{}
-	for k, v := range lines[1]["metrics"].(map[string]any) {
-		metrics[k] = v.(float64)
+	if _, computed := lines[1]["metrics"]; computed {
+		t.Fatal("the worker computed metrics: the harness derives them")
 	}
 	verify := map[string]int64{}
 	for k, v := range lines[1]["verify"].(map[string]any) {
 		verify[k] = int64(v.(float64))
 	}
-	return metrics, verify
+	histograms, _ := lines[1]["histograms"].(map[string]any)
+	return lines[1]["measured"].(map[string]any), verify, histograms
 }
 
 // params are small defaults with overrides.

@@ -46,83 +46,70 @@ func peakRSSBytes() (int64, error) {
 	return 0, fmt.Errorf("no VmHWM line in /proc/self/status")
 }
 
-func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// measured is everything the result is computed from.
+// measured is everything the result is made of.
 type measured struct {
 	params    Params
 	pub       publishing
 	served    peerLine
 	sourceCPU time.Duration
 	peakRSS   int64
-	lossless  bool
 }
 
-// result computes the metrics and verify counts the spec names
-// (spec/workloads/pubsub.json), from counts the processes made.
-func (m measured) result() (map[string]float64, map[string]int64) {
+// result is what the worker reports.
+type result struct {
+	measured   map[string]any
+	verify     map[string]int64
+	histograms map[string][][2]int64
+}
+
+// result gives the raw facts and the counts (spec/workloads/pubsub.json's
+// measured and verify); the harness derives the rates, the loss ratio and the
+// latency percentiles from them.
+func (m measured) result() result {
 	var published int64
 	for _, c := range m.pub.counts {
 		published += c
 	}
+	n := len(m.served.Receivers)
+	got, first, last := make([]int64, n), make([]int64, n), make([]int64, n)
 	var received, outOfOrder, duplicates, corrupt, dropped int64
-	var rateSum float64
-	for _, r := range m.served.Receivers {
+	for i, r := range m.served.Receivers {
+		got[i], first[i], last[i] = r.Received, r.FirstNs, r.LastNs
 		received += r.Received
 		outOfOrder += r.OutOfOrder
 		duplicates += r.Duplicates
 		corrupt += r.Corrupt
 		dropped += r.Dropped
-		// One message has no span; a receiver with fewer than two adds 0.
-		if r.Received >= 2 && r.LastNs > r.FirstNs {
-			rateSum += float64(r.Received) / (float64(r.LastNs-r.FirstNs) / 1e9)
-		}
 	}
-	receivers := int64(len(m.served.Receivers))
-	expected := published * receivers
-	lost := expected - received
-	msgsPerS := 0.0
-	if receivers > 0 {
-		msgsPerS = rateSum / float64(receivers)
-	}
-	lossRatio := 0.0
-	if expected > 0 {
-		lossRatio = float64(max(lost, 0)) / float64(expected)
-	}
-	pubSeconds := float64(m.pub.endNs-m.pub.startNs) / 1e9
-	metrics := map[string]float64{
-		"msgs_per_s":         msgsPerS,
-		"payload_bits_per_s": msgsPerS * float64(m.params.PayloadBytes) * 8,
-		"publish_msgs_per_s": float64(published) / max(pubSeconds, 1e-9),
-		"loss_ratio":         lossRatio,
-		"source_cpu_ms":      millis(m.sourceCPU),
-		"receiver_cpu_ms":    m.served.CPUMs,
-		"peak_rss_bytes":     float64(m.peakRSS),
+	out := result{
+		measured: map[string]any{
+			"publish_ns":        m.pub.endNs - m.pub.startNs,
+			"source_cpu_ns":     m.sourceCPU.Nanoseconds(),
+			"receiver_cpu_ns":   m.served.CPUNs,
+			"peak_rss_bytes":    m.peakRSS,
+			"receiver_received": got,
+			"receiver_first_ns": first,
+			"receiver_last_ns":  last,
+		},
+		verify: map[string]int64{
+			"published": published,
+			"received":  received,
+			// What did not arrive, from the published counts: received +
+			// lost == published x receivers, with the receivers' own counts.
+			"lost":         published*int64(n) - received,
+			"receivers":    int64(n),
+			"out_of_order": outOfOrder,
+			"duplicates":   duplicates,
+			"corrupt":      corrupt,
+			"dropped":      dropped,
+		},
 	}
 	if m.params.Rate > 0 {
-		l := m.served.LatencyUs
-		if l == nil {
-			l = &LatencyReport{}
+		out.measured["latency_max_ns"] = m.served.LatencyMaxNs
+		out.histograms = map[string][][2]int64{"latency_ns": m.served.LatencyNs}
+		if out.histograms["latency_ns"] == nil {
+			out.histograms["latency_ns"] = [][2]int64{}
 		}
-		metrics["latency_p50_us"] = l.P50
-		metrics["latency_p99_us"] = l.P99
-		metrics["latency_p999_us"] = l.P999
-		metrics["latency_max_us"] = l.Max
 	}
-	lossless := int64(0)
-	if m.lossless {
-		lossless = 1
-	}
-	verify := map[string]int64{
-		"published":    published,
-		"received":     received,
-		"lost":         lost,
-		"receivers":    receivers,
-		"out_of_order": outOfOrder,
-		"duplicates":   duplicates,
-		"corrupt":      corrupt,
-		"lossless":     lossless,
-		"dropped":      dropped,
-	}
-	return metrics, verify
+	return out
 }

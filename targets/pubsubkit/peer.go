@@ -43,12 +43,13 @@ type listeningLine struct {
 }
 
 type servedLine struct {
-	Type      string           `json:"type"`
-	Messages  int64            `json:"messages"`
-	Bytes     int64            `json:"bytes"`
-	Receivers []ReceiverReport `json:"receivers"`
-	LatencyUs *LatencyReport   `json:"latency_us,omitempty"`
-	CPUMs     float64          `json:"cpu_ms"`
+	Type         string           `json:"type"`
+	Messages     int64            `json:"messages"`
+	Bytes        int64            `json:"bytes"`
+	Receivers    []ReceiverReport `json:"receivers"`
+	LatencyNs    [][2]int64       `json:"latency_ns,omitempty"`
+	LatencyMaxNs int64            `json:"latency_max_ns,omitempty"`
+	CPUNs        int64            `json:"cpu_ns"`
 }
 
 // serve runs the peer on in (the worker's lines) and out (the peer's lines).
@@ -70,7 +71,7 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 		return err
 	}
 	p := req.Params
-	if err := cfg.sys.Check(req.Variant, p); err != nil {
+	if err := cfg.sys.Check(req.Options, p); err != nil {
 		return classify(err, KindInternal)
 	}
 
@@ -90,7 +91,7 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 	var endpoints []string
 	for i := range states {
 		states[i] = newReceiverState(p)
-		r, err := cfg.sys.Subscribe(ctx, cfg.env, req.Variant, p, i, states[i].deliver)
+		r, err := cfg.sys.Subscribe(ctx, cfg.env, req.Options, p, i, states[i].deliver)
 		if err != nil {
 			return classify(fmt.Errorf("receiver %d: subscribe: %w", i, err), KindResource)
 		}
@@ -146,8 +147,10 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 		served.Messages += served.Receivers[i].Received
 		served.Bytes += st.bytes
 	}
-	served.LatencyUs = mergedLatency(states)
-	served.CPUMs = millis(cpuTime() - cpuStart)
+	if latency := mergedLatency(states); latency != nil {
+		served.LatencyNs, served.LatencyMaxNs = latency.sparse(), latency.max
+	}
+	served.CPUNs = (cpuTime() - cpuStart).Nanoseconds()
 	return lw.line(served)
 }
 

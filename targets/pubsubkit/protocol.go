@@ -12,9 +12,8 @@ import (
 // ErrorKind is the "kind" of an error line (spec/message.schema.json).
 type ErrorKind string
 
-// The error kinds the protocol knows.
+// The error kinds a worker reports (parameters are the harness's to check).
 const (
-	KindBadParams   ErrorKind = "bad_params"
 	KindUnsupported ErrorKind = "unsupported"
 	KindResource    ErrorKind = "resource"
 	KindInternal    ErrorKind = "internal"
@@ -32,17 +31,14 @@ func errorf(kind ErrorKind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
-// classify turns any error into the protocol's: a System's *ParamError and
-// *Unsupported keep their meaning, anything else unexpected is kind.
+// classify turns any error into the protocol's: a System's *Unsupported keeps
+// its meaning, anything else unexpected is kind.
 func classify(err error, kind ErrorKind) *Error {
 	var e *Error
-	var pe *ParamError
 	var ue *Unsupported
 	switch {
 	case errors.As(err, &e):
 		return e
-	case errors.As(err, &pe):
-		return &Error{Kind: KindBadParams, Message: pe.Message}
 	case errors.As(err, &ue):
 		return &Error{Kind: KindUnsupported, Message: ue.Message}
 	}
@@ -79,12 +75,15 @@ func (w *lineWriter) hello(target, runtimeVersion, variant string) error {
 	}{"hello", target, runtimeVersion, variant})
 }
 
-func (w *lineWriter) result(metrics map[string]float64, verify map[string]int64) error {
+// result writes the result line: raw facts, verify counts, histograms
+// (spec/README.md); the harness derives every metric.
+func (w *lineWriter) result(r result) error {
 	return w.line(struct {
-		Type    string             `json:"type"`
-		Metrics map[string]float64 `json:"metrics"`
-		Verify  map[string]int64   `json:"verify"`
-	}{"result", metrics, verify})
+		Type       string                `json:"type"`
+		Measured   map[string]any        `json:"measured"`
+		Verify     map[string]int64      `json:"verify"`
+		Histograms map[string][][2]int64 `json:"histograms,omitempty"`
+	}{"result", r.measured, r.verify, r.histograms})
 }
 
 func (w *lineWriter) error(err error) error {
@@ -109,14 +108,6 @@ type ReceiverReport struct {
 	Dropped    int64 `json:"dropped"`
 }
 
-// LatencyReport is the served line's latency summary (rate > 0), in µs.
-type LatencyReport struct {
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
-
 // peerLine is any line the peer prints or the worker writes to the peer;
 // the fields a type does not use are left out.
 type peerLine struct {
@@ -127,11 +118,12 @@ type peerLine struct {
 	// published (worker -> peer)
 	Counts []int64 `json:"counts,omitempty"`
 	// served
-	Messages  int64            `json:"messages,omitempty"`
-	Bytes     int64            `json:"bytes,omitempty"`
-	Receivers []ReceiverReport `json:"receivers,omitempty"`
-	LatencyUs *LatencyReport   `json:"latency_us,omitempty"`
-	CPUMs     float64          `json:"cpu_ms,omitempty"`
+	Messages     int64            `json:"messages,omitempty"`
+	Bytes        int64            `json:"bytes,omitempty"`
+	Receivers    []ReceiverReport `json:"receivers,omitempty"`
+	LatencyNs    [][2]int64       `json:"latency_ns,omitempty"`     // rate > 0: the merged histogram
+	LatencyMaxNs int64            `json:"latency_max_ns,omitempty"` // rate > 0
+	CPUNs        int64            `json:"cpu_ns,omitempty"`
 	// error
 	Kind    string `json:"kind,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -141,7 +133,7 @@ type peerLine struct {
 func (l peerLine) asError() *Error {
 	kind := ErrorKind(l.Kind)
 	switch kind {
-	case KindBadParams, KindUnsupported, KindResource, KindInternal:
+	case KindUnsupported, KindResource, KindInternal:
 	default:
 		kind = KindInternal
 	}

@@ -1,17 +1,70 @@
 package pubsubkit
 
 import (
+	"math/bits"
+	"slices"
 	"sync/atomic"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Latency histogram range: 1 ns to 60 s, 3 significant digits.
+// The latency histogram's layout is the harness's (msgbench/histogram.py):
+// values below 128 ns exact, then 64 buckets per power of two, so a bucket is
+// at most 1/64 of its values wide. The harness computes the percentiles.
 const (
-	latencyMinNs  = 1
-	latencyMaxNs  = 60_000_000_000
-	latencyDigits = 3
+	subBuckets = 64
+	// histogramBuckets covers every int64 value: the bucket of 2^63-1 is 3711.
+	histogramBuckets = 3712
 )
+
+// LayoutIndex is the bucket of v ns: v itself below 128, else
+// shift*64 + v>>shift with shift = bit_length(v) - 7. Negative counts as 0.
+func LayoutIndex(v int64) int {
+	v = max(v, 0)
+	if v < 2*subBuckets {
+		return int(v)
+	}
+	shift := bits.Len64(uint64(v)) - 7
+	return shift*subBuckets + int(v>>shift)
+}
+
+// histogram counts latencies into the layout's buckets.
+type histogram struct {
+	counts []int64 // by bucket, allocated on the first value
+	max    int64
+}
+
+func (h *histogram) record(v int64) {
+	if h.counts == nil {
+		h.counts = make([]int64, histogramBuckets)
+	}
+	h.counts[LayoutIndex(v)]++
+	h.max = max(h.max, v)
+}
+
+// merge adds other's counts.
+func (h *histogram) merge(other *histogram) {
+	for i, n := range other.counts {
+		if n > 0 {
+			if h.counts == nil {
+				h.counts = make([]int64, histogramBuckets)
+			}
+			h.counts[i] += n
+		}
+	}
+	h.max = max(h.max, other.max)
+}
+
+// sparse is the histogram as the protocol carries it: [bucket, count] pairs
+// with count > 0, by bucket.
+func (h *histogram) sparse() [][2]int64 {
+	pairs := [][2]int64{}
+	for i, n := range h.counts {
+		if n > 0 {
+			pairs = append(pairs, [2]int64{int64(i), n})
+		}
+	}
+	return slices.Clip(pairs)
+}
 
 // receiverState checks and counts one receiver's messages. deliver runs on
 // the receiver's one delivery goroutine; the peer's monitor reads only the
@@ -28,7 +81,7 @@ type receiverState struct {
 	outOfOrder   int64
 	duplicates   int64
 	corrupt      int64
-	latency      *hdrhistogram.Histogram // nil when rate = 0
+	latency      *histogram // nil when rate = 0
 }
 
 func newReceiverState(p Params) *receiverState {
@@ -38,7 +91,7 @@ func newReceiverState(p Params) *receiverState {
 		lastSeq:      make([]uint32, p.Sources),
 	}
 	if p.Rate > 0 {
-		r.latency = hdrhistogram.New(latencyMinNs, latencyMaxNs, latencyDigits)
+		r.latency = &histogram{}
 	}
 	return r
 }
@@ -69,9 +122,7 @@ func (r *receiverState) deliver(msg []byte) {
 		r.outOfOrder++
 	}
 	if r.latency != nil {
-		// Late beyond the histogram's range is clamped, not dropped: the
-		// message still counts, at the largest latency recordable.
-		_ = r.latency.RecordValue(min(max(now-h.IntendedNs, latencyMinNs), latencyMaxNs))
+		r.latency.record(now - h.IntendedNs)
 	}
 }
 
@@ -88,27 +139,18 @@ func (r *receiverState) report(dropped int64) ReceiverReport {
 	}
 }
 
-// mergedLatency sums the receivers' histograms into µs percentiles; nil when
-// the run records none (rate = 0).
-func mergedLatency(states []*receiverState) *LatencyReport {
-	var all *hdrhistogram.Histogram
+// mergedLatency adds up the receivers' histograms; nil when the run records
+// none (rate = 0).
+func mergedLatency(states []*receiverState) *histogram {
+	var all *histogram
 	for _, r := range states {
 		if r.latency == nil {
 			return nil
 		}
 		if all == nil {
-			all = hdrhistogram.New(latencyMinNs, latencyMaxNs, latencyDigits)
+			all = &histogram{}
 		}
-		all.Merge(r.latency)
+		all.merge(r.latency)
 	}
-	if all == nil {
-		return nil
-	}
-	us := func(ns int64) float64 { return float64(ns) / 1000 }
-	return &LatencyReport{
-		P50:  us(all.ValueAtQuantile(50)),
-		P99:  us(all.ValueAtQuantile(99)),
-		P999: us(all.ValueAtQuantile(99.9)),
-		Max:  us(all.Max()),
-	}
+	return all
 }

@@ -7,7 +7,10 @@ package pubsubkit
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Params are the workload's parameters, already defaulted by the harness.
@@ -35,25 +38,73 @@ type Env struct {
 // Topic is source i's topic.
 func Topic(source int) string { return "msgbench." + strconv.Itoa(source) }
 
-// System is what a messaging target implements. Variant is the request's variant
-// name (e.g. "qos1"), so one System serves all of its target's variants.
+// Options are the variant's options from target.toml (the request's
+// "options"), e.g. {"qos": 1}: one System serves all of its target's variants.
+// Parameters are the harness's to check; options are the system's.
+type Options map[string]any
+
+// Bool is a boolean option; false when the variant does not set it.
+func (o Options) Bool(name string) (bool, error) {
+	v, ok := o[name]
+	if !ok {
+		return false, nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return false, fmt.Errorf("option %s = %v: expected true or false", name, v)
+	}
+	return b, nil
+}
+
+// Int is an integer option; def when the variant does not set it.
+func (o Options) Int(name string, def int) (int, error) {
+	v, ok := o[name]
+	if !ok {
+		return def, nil
+	}
+	switch n := v.(type) {
+	case int: // an Options literal in Go
+		return n, nil
+	case float64: // decoded from the request
+		if n == float64(int(n)) {
+			return int(n), nil
+		}
+	}
+	return 0, fmt.Errorf("option %s = %v: expected an integer", name, v)
+}
+
+// Unknown is an error naming the options not in known (a setting the system
+// would silently ignore would measure something else), or nil.
+func (o Options) Unknown(known ...string) error {
+	var unknown []string
+	for name := range o {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("unknown option %s (this system knows: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+}
+
+// System is what a messaging target implements.
 type System interface {
-	// Check refuses what this system or variant cannot do: a *ParamError
-	// (bad_params: payload beyond what the system accepts) or an *Unsupported
-	// (e.g. batching the client cannot turn off).
-	Check(variant string, p Params) error
-	// Lossless says whether this variant's configuration delivers every message
-	// to every live receiver (flow control or queues instead of drops).
-	Lossless(variant string) bool
+	// Check refuses what this system cannot do with these options: an
+	// *Unsupported (a payload beyond what the system carries, batching the
+	// client cannot turn off) or any other error for options it does not know
+	// (internal). Whether the variant is lossless is target.toml's to say.
+	Check(opts Options, p Params) error
 	// Subscribe connects one receiver to the topics of every source. deliver is
 	// called for each message, in arrival order, and never concurrently for one
 	// receiver (one goroutine per receiver, or calls serialized by a lock that
 	// gives the kit's counters a happens-before edge); the slice is only valid
 	// during the call. Subscribe returns when the
 	// subscription is in place (messages published afterwards will arrive).
-	Subscribe(ctx context.Context, env Env, variant string, p Params, receiver int, deliver func(msg []byte)) (Receiver, error)
+	Subscribe(ctx context.Context, env Env, opts Options, p Params, receiver int, deliver func(msg []byte)) (Receiver, error)
 	// Connect opens source i on its own connection.
-	Connect(ctx context.Context, env Env, variant string, p Params, source int) (Source, error)
+	Connect(ctx context.Context, env Env, opts Options, p Params, source int) (Source, error)
 }
 
 // Receiver is one live subscription.
@@ -79,11 +130,6 @@ type Source interface {
 	Flush() error
 	Close() error
 }
-
-// ParamError is a bad_params answer: name, value and the accepted range.
-type ParamError struct{ Message string }
-
-func (e *ParamError) Error() string { return e.Message }
 
 // Unsupported is an unsupported answer: the combination has no honest
 // implementation on this system.

@@ -35,19 +35,18 @@ func work(in io.Reader, out io.Writer, cfg workerConfig) {
 	}
 	_ = lw.hello(cfg.name, cfg.runtimeVersion, variant)
 	if len(line) == 0 && readErr != nil {
-		err = errorf(KindBadParams, "no request on stdin (%v)", readErr)
+		err = errorf(KindInternal, "no request on stdin (%v)", readErr)
 	}
 	if err == nil {
-		if cerr := cfg.sys.Check(req.Variant, req.Params); cerr != nil {
+		if cerr := cfg.sys.Check(req.Options, req.Params); cerr != nil {
 			err = classify(cerr, KindInternal)
 		}
 	}
 	if err == nil {
-		var metrics map[string]float64
-		var verify map[string]int64
-		metrics, verify, err = run(req, line, cfg)
+		var r result
+		r, err = run(req, line, cfg)
 		if err == nil {
-			_ = lw.result(metrics, verify)
+			_ = lw.result(r)
 			return
 		}
 	}
@@ -55,16 +54,16 @@ func work(in io.Reader, out io.Writer, cfg workerConfig) {
 }
 
 // run does one measurement; the peer is stopped on every path out.
-func run(req request, line []byte, cfg workerConfig) (map[string]float64, map[string]int64, error) {
+func run(req request, line []byte, cfg workerConfig) (result, error) {
 	p := req.Params
 	peer, err := cfg.startPeer(line)
 	if err != nil {
-		return nil, nil, err
+		return result{}, err
 	}
 	defer peer.stop()
 	listening, err := peer.next("listening", listeningWithin)
 	if err != nil {
-		return nil, nil, err
+		return result{}, err
 	}
 	env := Env{ServiceURL: cfg.serviceURL, Endpoints: listening.Endpoints}
 
@@ -79,9 +78,9 @@ func run(req request, line []byte, cfg workerConfig) (map[string]float64, map[st
 		}
 	}()
 	for i := 0; i < p.Sources; i++ {
-		s, err := cfg.sys.Connect(ctx, env, req.Variant, p, i)
+		s, err := cfg.sys.Connect(ctx, env, req.Options, p, i)
 		if err != nil {
-			return nil, nil, cfg.resource(peer, fmt.Errorf("source %d: connect: %w", i, err))
+			return result{}, cfg.resource(peer, fmt.Errorf("source %d: connect: %w", i, err))
 		}
 		srcs = append(srcs, s)
 	}
@@ -90,33 +89,31 @@ func run(req request, line []byte, cfg workerConfig) (map[string]float64, map[st
 	pub, err := publishAll(srcs, p)
 	sourceCPU := cpuTime() - cpuStart
 	if err != nil {
-		return nil, nil, cfg.resource(peer, err)
+		return result{}, cfg.resource(peer, err)
 	}
 	published, err := json.Marshal(peerLine{Type: "published", Counts: pub.counts})
 	if err != nil {
-		return nil, nil, err
+		return result{}, err
 	}
 	if err := peer.send(published); err != nil {
-		return nil, nil, cfg.resource(peer, fmt.Errorf("cannot tell the receivers what was published: %w", err))
+		return result{}, cfg.resource(peer, fmt.Errorf("cannot tell the receivers what was published: %w", err))
 	}
 	served, err := peer.next("served", drainLimit(p))
 	if err != nil {
-		return nil, nil, err
+		return result{}, err
 	}
 	if len(served.Receivers) != p.Receivers {
-		return nil, nil, errorf(KindInternal, "the receivers reported %d receivers for %d", len(served.Receivers), p.Receivers)
+		return result{}, errorf(KindInternal, "the receivers reported %d receivers for %d", len(served.Receivers), p.Receivers)
 	}
 	rss, err := peakRSSBytes()
 	if err != nil {
-		return nil, nil, errorf(KindInternal, "peak RSS: %v", err)
+		return result{}, errorf(KindInternal, "peak RSS: %v", err)
 	}
-	m := measured{params: p, pub: pub, served: served, sourceCPU: sourceCPU, peakRSS: rss,
-		lossless: cfg.sys.Lossless(req.Variant)}
-	metrics, verify := m.result()
-	fmt.Fprintf(os.Stderr, "pubsubkit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d; %.0f msgs/s per receiver\n",
-		verify["published"], verify["received"], verify["lost"], verify["dropped"],
-		verify["out_of_order"], verify["duplicates"], verify["corrupt"], metrics["msgs_per_s"])
-	return metrics, verify, nil
+	r := measured{params: p, pub: pub, served: served, sourceCPU: sourceCPU, peakRSS: rss}.result()
+	v := r.verify
+	fmt.Fprintf(os.Stderr, "pubsubkit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d\n",
+		v["published"], v["received"], v["lost"], v["dropped"], v["out_of_order"], v["duplicates"], v["corrupt"])
+	return r, nil
 }
 
 // resource explains a failure of the sources: the peer's own error line if

@@ -8,7 +8,6 @@ require (
 )
 
 require (
-	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
 	golang.org/x/sys v0.25.0 // indirect
 )
 

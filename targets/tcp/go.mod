@@ -4,9 +4,6 @@ go 1.22
 
 require msgbench/pubsubkit v0.0.0
 
-require (
-	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
-	golang.org/x/sys v0.25.0 // indirect
-)
+require golang.org/x/sys v0.25.0 // indirect
 
 replace msgbench/pubsubkit => ../pubsubkit

@@ -26,7 +26,7 @@ type RoundTrip struct {
 	// Env is where the system lives. For a brokerless system leave Endpoints
 	// empty: each receiver's Endpoint is added before the sources connect.
 	Env       pubsubkit.Env
-	Variant   string
+	Options   pubsubkit.Options // the variant's, as target.toml sets them
 	Params    pubsubkit.Params
 	PerSource int
 	// Lossy accepts gaps (messages dropped on the way): Run checks what
@@ -53,8 +53,8 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 	p := rt.Params
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := rt.System.Check(rt.Variant, p); err != nil {
-		t.Fatalf("Check(%q, %+v): %v", rt.Variant, p, err)
+	if err := rt.System.Check(rt.Options, p); err != nil {
+		t.Fatalf("Check(%v, %+v): %v", rt.Options, p, err)
 	}
 	env := rt.Env
 	receivers := make([]pubsubkit.Receiver, p.Receivers)
@@ -76,7 +76,7 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 	defer closeReceivers() // when Run ends early
 	for r := range receivers {
 		checkers[r] = &checker{rt: &rt, last: make([]uint32, p.Sources)}
-		rc, err := rt.System.Subscribe(ctx, env, rt.Variant, p, r, checkers[r].deliver)
+		rc, err := rt.System.Subscribe(ctx, env, rt.Options, p, r, checkers[r].deliver)
 		if err != nil {
 			t.Fatalf("Subscribe receiver %d: %v", r, err)
 		}
@@ -87,7 +87,7 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 	}
 	sources := make([]pubsubkit.Source, p.Sources)
 	for i := range sources {
-		s, err := rt.System.Connect(ctx, env, rt.Variant, p, i)
+		s, err := rt.System.Connect(ctx, env, rt.Options, p, i)
 		if err != nil {
 			t.Fatalf("Connect source %d: %v", i, err)
 		}
@@ -138,10 +138,10 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 			t.Errorf("receiver %d: Close: %v", r, closeErrs[r])
 		}
 		if c.nBad > 0 {
-			t.Errorf("%s %+v receiver %d: %d bad deliveries, first: %q", rt.Variant, p, r, c.nBad, c.bad)
+			t.Errorf("%v %+v receiver %d: %d bad deliveries, first: %q", rt.Options, p, r, c.nBad, c.bad)
 		}
 		if !rt.Lossy && (c.n != want || dropped[r] != 0) {
-			t.Errorf("%s %+v receiver %d: got %d of %d messages, %d counted dropped", rt.Variant, p, r, c.n, want, dropped[r])
+			t.Errorf("%v %+v receiver %d: got %d of %d messages, %d counted dropped", rt.Options, p, r, c.n, want, dropped[r])
 		}
 	}
 	return got

@@ -23,15 +23,14 @@ type loopback struct {
 type loopbackReceiver struct{ l *loopback }
 type loopbackSource struct{ l *loopback }
 
-func (l *loopback) Check(string, pubsubkit.Params) error { return nil }
-func (l *loopback) Lossless(string) bool                 { return true }
-func (l *loopback) Subscribe(_ context.Context, _ pubsubkit.Env, _ string, _ pubsubkit.Params, _ int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (l *loopback) Check(pubsubkit.Options, pubsubkit.Params) error { return nil }
+func (l *loopback) Subscribe(_ context.Context, _ pubsubkit.Env, _ pubsubkit.Options, _ pubsubkit.Params, _ int, deliver func([]byte)) (pubsubkit.Receiver, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.receivers = append(l.receivers, deliver)
 	return loopbackReceiver{l}, nil
 }
-func (l *loopback) Connect(context.Context, pubsubkit.Env, string, pubsubkit.Params, int) (pubsubkit.Source, error) {
+func (l *loopback) Connect(context.Context, pubsubkit.Env, pubsubkit.Options, pubsubkit.Params, int) (pubsubkit.Source, error) {
 	return loopbackSource{l}, nil
 }
 func (r loopbackReceiver) Endpoint() string { return "" }

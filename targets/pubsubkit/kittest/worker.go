@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"msgbench/pubsubkit"
 )
 
 // BuildCommand builds the main package in the test's directory (a target's
@@ -20,21 +22,27 @@ func BuildCommand(t testing.TB, name string) string {
 	return bin
 }
 
-// Result is a worker's answer to a request.
+// Result is a worker's answer to a request: raw facts, counts, histograms.
 type Result struct {
-	Type    string             `json:"type"`
-	Metrics map[string]float64 `json:"metrics"`
-	Verify  map[string]int64   `json:"verify"`
+	Type       string                `json:"type"`
+	Measured   map[string]any        `json:"measured"`
+	Verify     map[string]int64      `json:"verify"`
+	Histograms map[string][][2]int64 `json:"histograms"`
 }
 
-// RunPubsub runs bin as the harness does: one pubsub request (variant,
-// params) on stdin, its peer started from MSGBENCH_PEER_COMMAND (bin
+// RunPubsub runs bin as the harness does: one pubsub request (variant, its
+// options, params) on stdin, its peer started from MSGBENCH_PEER_COMMAND (bin
 // --serve), env added to the environment. It fails t, prefixing label,
 // unless bin answers a hello and a result, and returns the result.
-func RunPubsub(t testing.TB, label, bin string, env []string, variant string, params map[string]any) Result {
+func RunPubsub(t testing.TB, label, bin string, env []string, variant string, options pubsubkit.Options,
+	params map[string]any) Result {
 	t.Helper()
 	argv, _ := json.Marshal([]string{bin, "--serve"})
-	req, _ := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "repetition": 1, "params": params})
+	if options == nil {
+		options = pubsubkit.Options{}
+	}
+	req, _ := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "options": options,
+		"repetition": 1, "params": params})
 	cmd := exec.Command(bin)
 	cmd.Env = append(append(os.Environ(), "MSGBENCH_PEER_COMMAND="+string(argv)), env...)
 	cmd.Stdin = bytes.NewReader(append(req, '\n'))

@@ -16,10 +16,10 @@ import (
 // (OrderMatters, the default); at QoS 1 it sends the PUBACK after the
 // handler returns.
 type receiver struct {
-	env     pubsubkit.Env
-	client  mqtt.Client
-	id      string
-	variant string
+	env    pubsubkit.Env
+	client mqtt.Client
+	id     string
+	qos    byte
 
 	mu      sync.Mutex // held while delivering: Close waits for a running call
 	closed  bool
@@ -28,13 +28,13 @@ type receiver struct {
 
 // Subscribe connects receiver r, subscribes to every source's topic at the
 // variant's QoS and returns once the broker's SUBACK granted them all.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
-	q, err := qos(variant)
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+	q, err := qos(opts)
 	if err != nil {
 		return nil, err
 	}
-	rc := &receiver{env: env, id: clientID("r", r), variant: variant}
-	o, err := clientOptions(env, variant, rc.id)
+	rc := &receiver{env: env, id: clientID("r", r), qos: q}
+	o, err := clientOptions(env, q, rc.id)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, 
 	t := rc.client.SubscribeMultiple(filters, handler)
 	if err := rc.subscribed(t, q); err != nil {
 		rc.client.Disconnect(0)
-		forgetSession(env, variant, rc.id)
+		forgetSession(env, q, rc.id)
 		return nil, err
 	}
 	return rc, nil
@@ -92,5 +92,5 @@ func (rc *receiver) Close() error {
 	rc.closed = true
 	rc.mu.Unlock()
 	rc.client.Disconnect(250)
-	return forgetSession(rc.env, rc.variant, rc.id)
+	return forgetSession(rc.env, rc.qos, rc.id)
 }

@@ -26,12 +26,11 @@ const qos0Window = 4
 // returns once the packet is handed over, so the payload is copied (paho
 // keeps the slice until written, at QoS 1 until acknowledged).
 type source struct {
-	env     pubsubkit.Env
-	client  mqtt.Client
-	id      string
-	topic   string
-	qos     byte
-	variant string
+	env    pubsubkit.Env
+	client mqtt.Client
+	id     string
+	topic  string
+	qos    byte
 
 	// tokens are the outstanding publishes, oldest first, in a ring (packets
 	// are written in order).
@@ -41,13 +40,13 @@ type source struct {
 }
 
 // Connect opens source i's client and waits for the CONNACK.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
-	q, err := qos(variant)
+func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+	q, err := qos(opts)
 	if err != nil {
 		return nil, err
 	}
 	id := clientID("s", i)
-	o, err := clientOptions(env, variant, id)
+	o, err := clientOptions(env, q, id)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p 
 	if q > 0 {
 		size = window
 	}
-	return &source{env: env, client: c, id: id, topic: pubsubkit.Topic(i), qos: q, variant: variant, tokens: make([]mqtt.Token, size)}, nil
+	return &source{env: env, client: c, id: id, topic: pubsubkit.Topic(i), qos: q, tokens: make([]mqtt.Token, size)}, nil
 }
 
 func (s *source) Publish(msg []byte) error {
@@ -115,5 +114,5 @@ func (s *source) Flush() error {
 
 func (s *source) Close() error {
 	s.client.Disconnect(250)
-	return forgetSession(s.env, s.variant, s.id)
+	return forgetSession(s.env, s.qos, s.id)
 }

@@ -23,29 +23,41 @@ const maxRemainingLength = 268_435_455
 // waitLimit bounds every wait on the broker (CONNACK, SUBACK, the last PUBACK).
 const waitLimit = 30 * time.Second
 
-// System implements pubsubkit.System for MQTT. Variants: "qos0" (at most
-// once) and "qos1" (at least once, persistent sessions).
+// System implements pubsubkit.System for MQTT. Its one option is "qos": 0
+// (at most once) or 1 (at least once, persistent sessions); target.toml's
+// variants qos0 and qos1 set it.
 type System struct{}
 
 var _ pubsubkit.System = System{}
 
 // qos is the variant's MQTT QoS level.
-func qos(variant string) (byte, error) {
-	switch variant {
-	case "qos0":
-		return 0, nil
-	case "qos1":
-		return 1, nil
+func qos(opts pubsubkit.Options) (byte, error) {
+	if err := opts.Unknown("qos"); err != nil {
+		return 0, err
 	}
-	return 0, &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: mqtt has \"qos0\" and \"qos1\"", variant)}
+	q, err := opts.Int("qos", 0)
+	if err != nil {
+		return 0, err
+	}
+	if q != 0 && q != 1 {
+		return 0, &pubsubkit.Unsupported{Message: fmt.Sprintf("qos = %d: msgbench's mqtt runs QoS 0 and 1", q)}
+	}
+	return byte(q), nil
 }
 
 // Check refuses batching (paho writes each PUBLISH packet with its own write
 // and has no knob to gather them) and payloads beyond MQTT's packet limit
 // (mosquitto's max_packet_size and message_size_limit default to no limit
 // below it).
-func (System) Check(variant string, p pubsubkit.Params) error {
-	q, err := qos(variant)
+//
+// Lossless (target.toml): qos1 delivers every message as long as the broker
+// queues instead of dropping (mosquitto: max_queued_messages 0 and
+// max_queued_bytes 0, i.e. no per-client queue limit; the harness's
+// mosquitto.conf sets them), and persistent sessions carry in-flight messages
+// over a reconnect. qos0 is at most once: mosquitto may drop QoS 0 messages
+// for a slow client, and a lost connection loses what was in it.
+func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+	q, err := qos(opts)
 	if err != nil {
 		return err
 	}
@@ -57,18 +69,10 @@ func (System) Check(variant string, p pubsubkit.Params) error {
 		overhead += 2
 	}
 	if limit := maxRemainingLength - overhead; p.PayloadBytes > limit {
-		return &pubsubkit.ParamError{Message: fmt.Sprintf("payload_bytes = %d: an MQTT PUBLISH carries at most %d payload bytes here (accepted range 16..%d)", p.PayloadBytes, limit, limit)}
+		return &pubsubkit.Unsupported{Message: fmt.Sprintf("payload_bytes = %d: an MQTT PUBLISH carries at most %d payload bytes here", p.PayloadBytes, limit)}
 	}
 	return nil
 }
-
-// Lossless: qos1 delivers every message as long as the broker queues instead
-// of dropping (mosquitto: max_queued_messages 0 and max_queued_bytes 0, i.e.
-// no per-client queue limit; the harness's mosquitto.conf sets them), and
-// persistent sessions carry in-flight messages over a reconnect. qos0 is at
-// most once: mosquitto may drop QoS 0 messages for a slow client, and a
-// lost connection loses what was in it.
-func (System) Lossless(variant string) bool { return variant == "qos1" }
 
 // broker turns the service URL (mqtt://127.0.0.1:1883) into paho's form
 // (tcp://127.0.0.1:1883).
@@ -95,10 +99,10 @@ func clientID(role string, index int) string {
 	return fmt.Sprintf("msgbench-%s%d-%d-%d-%x", role, index, os.Getpid(), clientSeq.Add(1), time.Now().UnixNano()&0xffffff)
 }
 
-// clientOptions are what sources and receivers share. qos1 uses a persistent
+// clientOptions are what sources and receivers share. QoS 1 uses a persistent
 // session (clean session false): on a reconnect the broker resends what the
 // client had not acknowledged and paho resends its unacknowledged PUBLISHes.
-func clientOptions(env pubsubkit.Env, variant, id string) (*mqtt.ClientOptions, error) {
+func clientOptions(env pubsubkit.Env, q byte, id string) (*mqtt.ClientOptions, error) {
 	b, err := broker(env)
 	if err != nil {
 		return nil, err
@@ -107,7 +111,7 @@ func clientOptions(env pubsubkit.Env, variant, id string) (*mqtt.ClientOptions, 
 		AddBroker(b).
 		SetClientID(id).
 		SetProtocolVersion(4). // MQTT 3.1.1, no fallback to 3.1
-		SetCleanSession(variant != "qos1").
+		SetCleanSession(q != 1).
 		SetConnectTimeout(10 * time.Second).
 		SetAutoReconnect(true).
 		SetConnectRetry(false)
@@ -129,11 +133,11 @@ func connect(env pubsubkit.Env, c mqtt.Client) error {
 // forgetSession discards a persistent session on the broker: connecting with
 // clean session set ends the old one (MQTT 3.1.1, 3.1.2.4), so a finished
 // receiver's subscriptions stop collecting messages for the rest of the run.
-func forgetSession(env pubsubkit.Env, variant, id string) error {
-	if variant != "qos1" {
+func forgetSession(env pubsubkit.Env, q byte, id string) error {
+	if q != 1 {
 		return nil
 	}
-	o, err := clientOptions(env, variant, id)
+	o, err := clientOptions(env, q, id)
 	if err != nil {
 		return err
 	}

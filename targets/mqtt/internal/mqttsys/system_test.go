@@ -49,20 +49,26 @@ func startMosquitto(t *testing.T) pubsubkit.Env {
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
-func roundTrip(t *testing.T, env pubsubkit.Env, variant string, p pubsubkit.Params, perSource int) {
-	kittest.RoundTrip{System: System{}, Env: env, Variant: variant, Params: p, PerSource: perSource}.Run(t)
+func roundTrip(t *testing.T, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, perSource int) {
+	kittest.RoundTrip{System: System{}, Env: env, Options: opts, Params: p, PerSource: perSource}.Run(t)
 }
+
+// The options of target.toml's variants.
+var (
+	qos0 = pubsubkit.Options{"qos": 0}
+	qos1 = pubsubkit.Options{"qos": 1}
+)
 
 func TestQoS0(t *testing.T) {
 	env := startMosquitto(t)
-	roundTrip(t, env, "qos0", pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
+	roundTrip(t, env, qos0, pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
 }
 
 // TestQoS1 publishes more than paho's window and mosquitto's default queue
 // (1000) while the receivers keep up as they can: nothing may be lost.
 func TestQoS1(t *testing.T) {
 	env := startMosquitto(t)
-	roundTrip(t, env, "qos1", pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 10000)
+	roundTrip(t, env, qos1, pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 10000)
 }
 
 // TestQoS1SessionForgotten: a closed qos1 receiver's persistent session must
@@ -70,7 +76,7 @@ func TestQoS1(t *testing.T) {
 func TestQoS1SessionForgotten(t *testing.T) {
 	env := startMosquitto(t)
 	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, SourceThreads: 1, Receivers: 1}
-	rc, err := (System{}).Subscribe(context.Background(), env, "qos1", p, 0, func([]byte) {})
+	rc, err := (System{}).Subscribe(context.Background(), env, qos1, p, 0, func([]byte) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +86,7 @@ func TestQoS1SessionForgotten(t *testing.T) {
 	}
 	// Reconnect with that id and without clean session: the broker must say
 	// there was no session (CONNACK session present = 0).
-	o, _ := clientOptions(env, "qos1", id)
+	o, _ := clientOptions(env, 1, id)
 	c := mqtt.NewClient(o)
 	tok := c.Connect()
 	tok.Wait()
@@ -94,13 +100,14 @@ func TestQoS1SessionForgotten(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	kittest.NoBatching(t, System{}, "qos0", "qos1")
+	kittest.NoBatching(t, System{}, qos0, qos1)
+	kittest.RefusesUnknownOptions(t, System{})
 	p := pubsubkit.Params{PayloadBytes: 1 << 20, Sources: 1, SourceThreads: 1, Receivers: 1}
-	if err := (System{}).Check("qos1", p); err != nil {
+	if err := (System{}).Check(qos1, p); err != nil {
 		t.Fatal(err)
 	}
 	p.PayloadBytes = maxRemainingLength
-	if _, ok := (System{}).Check("qos1", p).(*pubsubkit.ParamError); !ok {
+	if _, ok := (System{}).Check(qos1, p).(*pubsubkit.Unsupported); !ok {
 		t.Fatal("a payload beyond MQTT's packet limit accepted")
 	}
 }
@@ -108,7 +115,7 @@ func TestCheck(t *testing.T) {
 func TestUnreachable(t *testing.T) {
 	env := pubsubkit.Env{ServiceURL: "mqtt://127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
 	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
-	if _, err := (System{}).Connect(context.Background(), env, "qos0", p, 0); err == nil {
+	if _, err := (System{}).Connect(context.Background(), env, qos0, p, 0); err == nil {
 		t.Fatal("Connect to a closed port succeeded")
 	}
 }

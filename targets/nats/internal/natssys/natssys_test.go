@@ -26,7 +26,7 @@ func TestDeliversEverythingInOrder(t *testing.T) {
 	url, _ := startServer(t)
 	for _, batching := range []int{0, 8192} {
 		p := pubsubkit.Params{PayloadBytes: 200, Sources: 2, Receivers: 2, BatchingBytes: batching}
-		kittest.RoundTrip{System: System{}, Env: pubsubkit.Env{ServiceURL: url}, Variant: "default", Params: p,
+		kittest.RoundTrip{System: System{}, Env: pubsubkit.Env{ServiceURL: url}, Params: p,
 			PerSource: 2000, Wait: 10 * time.Second}.Run(t)
 	}
 }
@@ -35,7 +35,7 @@ func TestDeliversEverythingInOrder(t *testing.T) {
 func TestBrokerGone(t *testing.T) {
 	url, kill := startServer(t)
 	p := pubsubkit.Params{PayloadBytes: 64, Sources: 1, Receivers: 1, BatchingBytes: 0}
-	src, err := System{}.Connect(context.Background(), pubsubkit.Env{ServiceURL: url}, "default", p, 0)
+	src, err := System{}.Connect(context.Background(), pubsubkit.Env{ServiceURL: url}, pubsubkit.Options{}, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +52,12 @@ func TestBrokerGone(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	_, err := System{}.Connect(context.Background(), pubsubkit.Env{ServiceURL: "nats://127.0.0.1:1"}, "default",
+	_, err := System{}.Connect(context.Background(), pubsubkit.Env{ServiceURL: "nats://127.0.0.1:1"}, pubsubkit.Options{},
 		pubsubkit.Params{PayloadBytes: 16}, 0)
 	if err == nil || !strings.Contains(err.Error(), "nats://127.0.0.1:1") {
 		t.Fatalf("got %v", err)
 	}
-	_, err = System{}.Connect(context.Background(), pubsubkit.Env{}, "default", pubsubkit.Params{PayloadBytes: 16}, 0)
+	_, err = System{}.Connect(context.Background(), pubsubkit.Env{}, pubsubkit.Options{}, pubsubkit.Params{PayloadBytes: 16}, 0)
 	if err == nil || !strings.Contains(err.Error(), "MSGBENCH_SERVICE_URL") {
 		t.Fatalf("got %v", err)
 	}

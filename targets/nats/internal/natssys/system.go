@@ -21,17 +21,13 @@ type System struct{}
 
 // Check accepts every parameter the workload allows: nats-server's default
 // max_payload (1 MiB) is the workload's largest payload.
-func (System) Check(variant string, p pubsubkit.Params) error {
-	if variant != "default" {
-		return &pubsubkit.Unsupported{Message: "nats has no variant " + variant + " (it has: default)"}
-	}
-	return nil
+// It has no options. Not lossless (target.toml): NATS core is at-most-once; a
+// receiver that falls behind has messages dropped, by its client (pending
+// limits, counted in Dropped) or by the server (slow consumer: its
+// connection is closed).
+func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+	return opts.Unknown()
 }
-
-// Lossless is false: NATS core is at-most-once. A receiver that falls behind
-// has messages dropped, by its client (pending limits, counted in Dropped)
-// or by the server (slow consumer: its connection is closed).
-func (System) Lossless(string) bool { return false }
 
 // connect opens one connection. Reconnecting is off: a benchmark must not
 // hide a broker that went away behind a reconnect buffer, so a dead server
@@ -63,13 +59,13 @@ func connect(ctx context.Context, env pubsubkit.Env, name string) (*nats.Conn, e
 }
 
 // Subscribe connects a receiver: see receiver.go.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
 	receiver int, deliver func([]byte)) (pubsubkit.Receiver, error) {
 	return subscribe(ctx, env, receiver, deliver)
 }
 
 // Connect connects a source: see source.go.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
 	source int) (pubsubkit.Source, error) {
 	return dialSource(ctx, env, p, source)
 }

@@ -30,8 +30,8 @@ type receiver struct {
 // every source's routing key and starts consuming. Queue declaration, binding
 // and basic.consume are synchronous (their -ok replies arrived), so a message
 // published afterwards is routed to the queue.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
-	manualAck, err := confirming(variant)
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+	manualAck, err := confirming(opts)
 	if err != nil {
 		return nil, err
 	}

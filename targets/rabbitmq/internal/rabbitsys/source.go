@@ -32,8 +32,8 @@ type source struct {
 
 // Connect opens source i's connection and channel; with confirms it puts the
 // channel in confirm mode.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
-	confirm, err := confirming(variant)
+func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+	confirm, err := confirming(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -19,47 +19,44 @@ const Exchange = "msgbench"
 // maxMessageBytes is RabbitMQ 3.10's default max_message_size (128 MiB).
 const maxMessageBytes = 128 << 20
 
-// System implements pubsubkit.System for RabbitMQ. Variants: "default" (no
-// publisher confirms, auto-ack consumers) and "confirms" (publisher confirms
-// and consumer acks).
+// System implements pubsubkit.System for RabbitMQ. Its one option,
+// "confirms": false (target.toml's default: no publisher confirms, auto-ack
+// consumers) or true (the confirms variant: publisher confirms and consumer
+// acks).
 type System struct{}
 
 var _ pubsubkit.System = System{}
 
-func confirming(variant string) (bool, error) {
-	switch variant {
-	case "default":
-		return false, nil
-	case "confirms":
-		return true, nil
+func confirming(opts pubsubkit.Options) (bool, error) {
+	if err := opts.Unknown("confirms"); err != nil {
+		return false, err
 	}
-	return false, &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: rabbitmq has \"default\" and \"confirms\"", variant)}
+	return opts.Bool("confirms")
 }
 
 // Check refuses batching: amqp091-go writes each basic.publish (method,
 // header and body frames) and flushes it before Publish returns, and has no
 // knob to gather several messages into one write.
-func (System) Check(variant string, p pubsubkit.Params) error {
-	if _, err := confirming(variant); err != nil {
+//
+// Lossless (target.toml) for both variants while the connections stay up:
+// RabbitMQ never drops a routed message from a queue without a length limit
+// (ours have none); a publisher that outruns the queues is slowed by credit
+// flow control (and blocked by a memory alarm), not dropped. Without confirms
+// a connection or broker failure loses what was in flight without a word, and
+// auto-ack consumers hold what the broker pushed in client memory; with them
+// every message reached the queues before Flush returns.
+func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+	if _, err := confirming(opts); err != nil {
 		return err
 	}
 	if p.BatchingBytes > 0 {
 		return &pubsubkit.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: amqp091-go flushes every basic.publish on its own (one write per message) and has no batching to turn on; only batching_bytes = 0 is supported", p.BatchingBytes)}
 	}
 	if p.PayloadBytes > maxMessageBytes {
-		return &pubsubkit.ParamError{Message: fmt.Sprintf("payload_bytes = %d: beyond RabbitMQ's default max_message_size (accepted range 16..%d)", p.PayloadBytes, maxMessageBytes)}
+		return &pubsubkit.Unsupported{Message: fmt.Sprintf("payload_bytes = %d: beyond RabbitMQ's default max_message_size (%d)", p.PayloadBytes, maxMessageBytes)}
 	}
 	return nil
 }
-
-// Lossless is true for both variants while the connections stay up: RabbitMQ
-// never drops a routed message from a queue without a length limit (ours have
-// none); a publisher that outruns the queues is slowed by credit flow control
-// (and blocked by a memory alarm), not dropped. "default" has no confirms,
-// so a connection or broker failure loses what was in flight without a
-// word, and auto-ack consumers hold what the broker pushed in client memory.
-// "confirms" knows every message reached the queues before Flush returns.
-func (System) Lossless(string) bool { return true }
 
 // dial opens one AMQP connection and a channel on it.
 func dial(env pubsubkit.Env) (*amqp.Connection, *amqp.Channel, error) {

@@ -73,31 +73,38 @@ func startRabbitMQ(t *testing.T) pubsubkit.Env {
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
-func roundTrip(t *testing.T, env pubsubkit.Env, variant string, p pubsubkit.Params, perSource int) {
-	kittest.RoundTrip{System: System{}, Env: env, Variant: variant, Params: p, PerSource: perSource}.Run(t)
+func roundTrip(t *testing.T, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, perSource int) {
+	kittest.RoundTrip{System: System{}, Env: env, Options: opts, Params: p, PerSource: perSource}.Run(t)
 }
+
+// The options of target.toml's variants.
+var (
+	plain    = pubsubkit.Options{}
+	confirms = pubsubkit.Options{"confirms": true}
+)
 
 // TestRabbitMQ starts one node for every case: a boot takes seconds.
 func TestRabbitMQ(t *testing.T) {
 	env := startRabbitMQ(t)
 	t.Run("default", func(t *testing.T) {
-		roundTrip(t, env, "default", pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
+		roundTrip(t, env, plain, pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
 	})
 	t.Run("confirms", func(t *testing.T) {
 		// More than the confirm window and the prefetch, and a large body
 		// that spans several frames (frame_max 128 KiB).
-		roundTrip(t, env, "confirms", pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
-		roundTrip(t, env, "confirms", pubsubkit.Params{PayloadBytes: 300_000, Sources: 1, SourceThreads: 1, Receivers: 1}, 50)
+		roundTrip(t, env, confirms, pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
+		roundTrip(t, env, confirms, pubsubkit.Params{PayloadBytes: 300_000, Sources: 1, SourceThreads: 1, Receivers: 1}, 50)
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		bad := pubsubkit.Env{ServiceURL: "amqp://guest:guest@127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
 		p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
-		if _, err := (System{}).Connect(context.Background(), bad, "default", p, 0); err == nil {
+		if _, err := (System{}).Connect(context.Background(), bad, plain, p, 0); err == nil {
 			t.Fatal("Connect to a closed port succeeded")
 		}
 	})
 }
 
 func TestCheck(t *testing.T) {
-	kittest.NoBatching(t, System{}, "default", "confirms")
+	kittest.NoBatching(t, System{}, plain, confirms)
+	kittest.RefusesUnknownOptions(t, System{})
 }

@@ -30,7 +30,7 @@ type receiver struct {
 
 // Subscribe opens receiver r's connection, subscribes to every source's topic,
 // waits for the server to confirm each one, and starts the read loop.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
 	opt, err := options(env)
 	if err != nil {
 		return nil, err

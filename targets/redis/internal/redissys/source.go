@@ -43,7 +43,7 @@ type slot struct {
 }
 
 // Connect opens source i's connection and checks it with a PING.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
 	opt, err := options(env)
 	if err != nil {
 		return nil, err

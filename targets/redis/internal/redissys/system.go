@@ -12,25 +12,22 @@ import (
 	"msgbench/pubsubkit"
 )
 
-// System implements pubsubkit.System for Redis. Its one variant, "default",
-// is go-redis as its docs show it.
+// System implements pubsubkit.System for Redis: go-redis as its docs show it.
+// It has no options.
 type System struct{}
 
 var _ pubsubkit.System = System{}
 
 // Check accepts every payload the workload allows: Redis takes bulk strings up
 // to proto-max-bulk-len (512 MB). batching_bytes > 0 pipelines PUBLISH commands.
-func (System) Check(variant string, p pubsubkit.Params) error {
-	if variant != "default" {
-		return &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: redis has only \"default\"", variant)}
-	}
-	return nil
+//
+// Not lossless (target.toml): Redis pub/sub is at most once, and the server
+// disconnects a subscriber whose output buffer passes
+// client-output-buffer-limit pubsub (32mb hard, 8mb for 60 s by default),
+// dropping what it had buffered.
+func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+	return opts.Unknown()
 }
-
-// Lossless is false: Redis pub/sub is at most once, and the server disconnects
-// a subscriber whose output buffer passes client-output-buffer-limit pubsub
-// (32mb hard, 8mb for 60 s by default), dropping what it had buffered.
-func (System) Lossless(string) bool { return false }
 
 // options parses the service URL (redis://127.0.0.1:6379) into client options
 // for one connection.

@@ -30,7 +30,7 @@ func startRedis(t *testing.T) pubsubkit.Env {
 // source, and checks every receiver got all of them in order.
 func roundTrip(t *testing.T, p pubsubkit.Params, perSource int) {
 	env := startRedis(t)
-	kittest.RoundTrip{System: System{}, Env: env, Variant: "default", Params: p, PerSource: perSource}.Run(t)
+	kittest.RoundTrip{System: System{}, Env: env, Params: p, PerSource: perSource}.Run(t)
 }
 
 func TestPublishPerMessage(t *testing.T) {
@@ -48,10 +48,10 @@ func TestUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
-	if _, err := (System{}).Connect(ctx, env, "default", p, 0); err == nil {
+	if _, err := (System{}).Connect(ctx, env, pubsubkit.Options{}, p, 0); err == nil {
 		t.Fatal("Connect to a closed port succeeded")
 	}
-	if _, err := (System{}).Subscribe(ctx, env, "default", p, 0, func([]byte) {}); err == nil {
+	if _, err := (System{}).Subscribe(ctx, env, pubsubkit.Options{}, p, 0, func([]byte) {}); err == nil {
 		t.Fatal("Subscribe to a closed port succeeded")
 	}
 }
@@ -66,7 +66,7 @@ func TestOutputBufferDisconnect(t *testing.T) {
 	defer cancel()
 	p := pubsubkit.Params{PayloadBytes: 4096, Sources: 1, SourceThreads: 1, Receivers: 1}
 	sys := System{}
-	admin, err := sys.Connect(ctx, env, "default", p, 0)
+	admin, err := sys.Connect(ctx, env, pubsubkit.Options{}, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestOutputBufferDisconnect(t *testing.T) {
 	release := make(chan struct{})
 	var got sync.Map
 	n := 0
-	rc, err := sys.Subscribe(ctx, env, "default", p, 0, func(msg []byte) {
+	rc, err := sys.Subscribe(ctx, env, pubsubkit.Options{}, p, 0, func(msg []byte) {
 		if n == 0 {
 			<-release // stall on the first message while the buffer fills
 		}

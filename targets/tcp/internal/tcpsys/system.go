@@ -18,25 +18,20 @@ type System struct{}
 // Check accepts every parameter the workload allows: TCP takes any frame size
 // and any batch size, and batching_bytes = 0 really is one write(2) per
 // message per connection.
-func (System) Check(variant string, p pubsubkit.Params) error {
-	if variant != "default" {
-		return &pubsubkit.Unsupported{Message: "tcp has no variant " + variant + " (it has: default)"}
-	}
-	return nil
+// It has no options. Lossless (target.toml): TCP flow control blocks a source
+// whose receiver falls behind; nothing is ever dropped.
+func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+	return opts.Unknown()
 }
 
-// Lossless: TCP flow control blocks a source whose receiver falls behind;
-// nothing is ever dropped.
-func (System) Lossless(string) bool { return true }
-
 // Subscribe listens for the sources on 127.0.0.1 and a free port.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
 	receiver int, deliver func([]byte)) (pubsubkit.Receiver, error) {
 	return listen(p.PayloadBytes, deliver)
 }
 
 // Connect opens one connection to each receiver.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params,
+func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
 	source int) (pubsubkit.Source, error) {
 	if len(env.Endpoints) == 0 {
 		return nil, errors.New("the receivers announced no endpoints to connect to")

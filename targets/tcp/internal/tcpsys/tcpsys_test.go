@@ -15,21 +15,19 @@ func TestDeliversEverythingInOrder(t *testing.T) {
 	for _, c := range []struct{ payload, batching int }{{16, 0}, {16, 8192}, {1000, 4096}, {70000, 8192}} {
 		p := pubsubkit.Params{PayloadBytes: c.payload, Sources: 2, SourceThreads: 1, Receivers: 2, BatchingBytes: c.batching}
 		const n = 3001 // not a whole number of batches
-		kittest.RoundTrip{System: System{}, Variant: "default", Params: p, PerSource: n, Wait: 10 * time.Second}.Run(t)
+		kittest.RoundTrip{System: System{}, Params: p, PerSource: n, Wait: 10 * time.Second}.Run(t)
 	}
 }
 
 func TestCheck(t *testing.T) {
-	if err := (System{}).Check("nosuch", pubsubkit.Params{}); err == nil {
-		t.Error("an unknown variant was accepted")
+	if err := (System{}).Check(pubsubkit.Options{}, pubsubkit.Params{}); err != nil {
+		t.Error(err)
 	}
-	if !(System{}).Lossless("default") {
-		t.Error("tcp is lossless")
-	}
+	kittest.RefusesUnknownOptions(t, System{})
 }
 
 func TestConnectRefused(t *testing.T) {
-	_, err := System{}.Connect(context.Background(), pubsubkit.Env{Endpoints: []string{"127.0.0.1:1"}}, "default",
+	_, err := System{}.Connect(context.Background(), pubsubkit.Env{Endpoints: []string{"127.0.0.1:1"}}, pubsubkit.Options{},
 		pubsubkit.Params{PayloadBytes: 16}, 0)
 	if err == nil {
 		t.Fatal("connected to port 1")

@@ -27,8 +27,8 @@ type receiver struct {
 // Subscribe binds receiver r's SUB socket and sets its subscriptions. A SUB
 // sends its subscriptions to every publisher that connects, and the source's
 // Connect waits until they arrived, so there is nothing more to wait for here.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
-	nd, err := noDrop(variant)
+func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+	nd, err := noDrop(opts)
 	if err != nil {
 		return nil, err
 	}

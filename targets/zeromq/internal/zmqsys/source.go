@@ -30,8 +30,8 @@ type source struct {
 // Connect creates source i's XPUB socket, connects it to every receiver's
 // endpoint, and returns once each receiver's subscription to this source's
 // topic has arrived: from then on every message goes to every receiver.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, variant string, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
-	nd, err := noDrop(variant)
+func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+	nd, err := noDrop(opts)
 	if err != nil {
 		return nil, err
 	}

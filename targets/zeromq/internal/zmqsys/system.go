@@ -13,29 +13,31 @@ import (
 	"msgbench/pubsubkit"
 )
 
-// System implements pubsubkit.System for ZeroMQ. Variants: "default" (HWM
-// 1000, the publisher drops for a receiver whose queue is full) and
-// "no_drop" (ZMQ_XPUB_NODROP: the publisher blocks instead).
+// System implements pubsubkit.System for ZeroMQ. Its one option, "no_drop":
+// false (target.toml's default: HWM 1000, the publisher drops for a receiver
+// whose queue is full) or true (ZMQ_XPUB_NODROP: the publisher blocks instead).
 type System struct{}
 
 var _ pubsubkit.System = System{}
 
-func noDrop(variant string) (bool, error) {
-	switch variant {
-	case "default":
-		return false, nil
-	case "no_drop":
-		return true, nil
+func noDrop(opts pubsubkit.Options) (bool, error) {
+	if err := opts.Unknown("no_drop"); err != nil {
+		return false, err
 	}
-	return false, &pubsubkit.Unsupported{Message: fmt.Sprintf("variant %q: zeromq has \"default\" and \"no_drop\"", variant)}
+	return opts.Bool("no_drop")
 }
 
 // Check accepts batching_bytes = 0 only. libzmq's I/O thread always writes
 // what is queued for a connection in one go (up to 8 KiB per write) but
 // never waits for more: there is no batching to turn off, as with plain TCP
 // and TCP_NODELAY. There is no knob to make it wait for N bytes.
-func (System) Check(variant string, p pubsubkit.Params) error {
-	if _, err := noDrop(variant); err != nil {
+//
+// Lossless (target.toml) with no_drop: the publisher blocks when a receiver's
+// queues are full (SNDHWM on the XPUB, RCVHWM on the SUB, TCP in between), so
+// nothing is dropped while the connections stay up; without it libzmq drops
+// silently at the HWM.
+func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+	if _, err := noDrop(opts); err != nil {
 		return err
 	}
 	if p.BatchingBytes > 0 {
@@ -43,11 +45,6 @@ func (System) Check(variant string, p pubsubkit.Params) error {
 	}
 	return nil
 }
-
-// Lossless: "no_drop" blocks the publisher when a receiver's queues are full
-// (SNDHWM on the XPUB, RCVHWM on the SUB, TCP in between), so nothing is
-// dropped while the connections stay up. "default" drops silently at the HWM.
-func (System) Lossless(variant string) bool { return variant == "no_drop" }
 
 // hwm is the high-water mark (in messages) of both ends. "default" keeps
 // libzmq's 1000. "no_drop" queues more so a short stall of the receiver

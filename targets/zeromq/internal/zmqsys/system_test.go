@@ -15,7 +15,7 @@ import (
 // handshake means even the first message is not lost to a slow joiner.
 func TestDefault(t *testing.T) {
 	p := pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}
-	kittest.RoundTrip{System: System{}, Variant: "default", Params: p, PerSource: 500}.Run(t)
+	kittest.RoundTrip{System: System{}, Params: p, PerSource: 500}.Run(t)
 }
 
 // TestDefaultDrops: the same stall with the default HWM loses messages
@@ -23,7 +23,7 @@ func TestDefault(t *testing.T) {
 // arrive is whole and in order.
 func TestDefaultDrops(t *testing.T) {
 	p := pubsubkit.Params{PayloadBytes: 64 << 10, Sources: 2, SourceThreads: 1, Receivers: 1}
-	rt := kittest.RoundTrip{System: System{}, Variant: "default", Params: p, PerSource: 3000, Lossy: true, Stall: time.Second}
+	rt := kittest.RoundTrip{System: System{}, Params: p, PerSource: 3000, Lossy: true, Stall: time.Second}
 	if n := rt.Run(t)[0]; n >= 6000 {
 		t.Errorf("got all %d messages despite the stall: no drop at the HWM?", n)
 	}
@@ -33,11 +33,12 @@ func TestDefaultDrops(t *testing.T) {
 // the HWMs hold still get every message; the sources block instead.
 func TestNoDrop(t *testing.T) {
 	p := pubsubkit.Params{PayloadBytes: 64 << 10, Sources: 2, SourceThreads: 1, Receivers: 2}
-	kittest.RoundTrip{System: System{}, Variant: "no_drop", Params: p, PerSource: 3000, Stall: time.Second}.Run(t)
+	kittest.RoundTrip{System: System{}, Options: pubsubkit.Options{"no_drop": true}, Params: p, PerSource: 3000, Stall: time.Second}.Run(t)
 }
 
 func TestCheck(t *testing.T) {
-	kittest.NoBatching(t, System{}, "default", "no_drop")
+	kittest.NoBatching(t, System{}, pubsubkit.Options{}, pubsubkit.Options{"no_drop": true})
+	kittest.RefusesUnknownOptions(t, System{})
 }
 
 func TestNoReceiverAnswers(t *testing.T) {
@@ -45,7 +46,7 @@ func TestNoReceiverAnswers(t *testing.T) {
 	defer cancel()
 	env := pubsubkit.Env{Endpoints: []string{"tcp://127.0.0.1:1"}}
 	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
-	if _, err := (System{}).Connect(ctx, env, "default", p, 0); err == nil {
+	if _, err := (System{}).Connect(ctx, env, pubsubkit.Options{}, p, 0); err == nil {
 		t.Fatal("Connect without a live receiver succeeded")
 	}
 }
