@@ -11,8 +11,6 @@ from msgbench import spec, stats
 
 FORMAT_NAME = "msgbench-results"
 FORMAT_VERSION = 1
-# Statuses that say the point has no number by nature, rather than by failure.
-NOT_APPLICABLE = ("unsupported",)
 
 
 def point_key(m: dict) -> tuple:

@@ -12,7 +12,6 @@ import json
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import jsonschema
 
@@ -408,7 +407,3 @@ _TYPE_WORDS = {"number": "a number", "integer": "an integer", "string": "a strin
 
 def request_problem(request: dict) -> str | None:
     return _first_error(_schema("request.schema.json"), request)
-
-
-def spec_path(name: str) -> Path:
-    return SPEC_DIR / "workloads" / f"{name}.json"
