@@ -87,19 +87,26 @@ def harness_alive(identity: dict) -> bool:
     return isinstance(pid, int) and start_time(pid) is not None and start_time(pid) == identity.get("start_time")
 
 
-def descendants(root: int) -> list[int]:
-    """Live (not zombie) processes below root, from one pass over /proc."""
-    children: dict[int, list[int]] = {}
+def process_stats():
+    """(pid, the /proc/PID/stat fields after the command name) of every process, in one
+    pass over /proc: fields[0] is the state, [1] the parent, [3] the session, [11:15]
+    utime stime cutime cstime. A process that ends meanwhile is skipped."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                yield int(entry.name), f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
+
+
+def descendants(root: int) -> list[int]:
+    """Live (not zombie) processes below root, from one pass over /proc."""
+    children: dict[int, list[int]] = {}
+    for pid, fields in process_stats():
         if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
+            children.setdefault(int(fields[1]), []).append(pid)
     found, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), []):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msgbench import interrupts, sysinfo
+from msgbench import interrupts, procs, sysinfo
 from msgbench.worker import stop_group
 
 LOCALHOST = "127.0.0.1"
@@ -276,18 +276,8 @@ class Running:
 def _sessions_cpu_ticks(sids: set[int]) -> int:
     """One pass over /proc: utime, stime and the reaped children's cutime and cstime of
     every process in these sessions (a child that exited still counts, once reaped)."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) in sids:  # fields after the name: state ppid pgrp session ...
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return total
+    return sum(sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+               for _, fields in procs.process_stats() if int(fields[3]) in sids)
 
 
 def _end_session(proc: subprocess.Popen) -> None:
