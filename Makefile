@@ -1,6 +1,8 @@
 # msgbench: `make run` measures, `make test` checks. Both install what is missing first.
 PY := .venv/bin/python
 TARGET_DIRS := $(wildcard targets/*)
+# Code the targets share (the Go kit): linted and tested as the targets are.
+KIT_DIRS := $(wildcard kits/*)
 
 .PHONY: run test install install-test build lint test-harness test-targets clean
 
@@ -26,10 +28,10 @@ build: install
 
 lint:
 	$(PY) -m ruff check msgbench tests scripts
-	@for d in $(TARGET_DIRS); do echo "== lint $$d"; $(MAKE) -s -C $$d lint || exit 1; done
+	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== lint $$d"; $(MAKE) -s -C $$d lint || exit 1; done
 
 test-targets:
-	@for d in $(TARGET_DIRS); do echo "== test $$d"; $(MAKE) -s -C $$d test || exit 1; done
+	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== test $$d"; $(MAKE) -s -C $$d test || exit 1; done
 
 test-harness:
 	$(PY) -m pytest -q

@@ -4,6 +4,7 @@ go 1.22
 
 require (
 	github.com/eclipse/paho.mqtt.golang v1.4.3
+	msgbench/kits/go v0.0.0 // indirect, through the pubsub kit
 	msgbench/pubsubkit v0.0.0
 )
 
@@ -15,3 +16,5 @@ require (
 )
 
 replace msgbench/pubsubkit => ../pubsubkit
+
+replace msgbench/kits/go => ../../kits/go

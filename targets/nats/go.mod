@@ -4,6 +4,7 @@ go 1.22
 
 require (
 	github.com/nats-io/nats.go v1.37.0
+	msgbench/kits/go v0.0.0 // indirect, through the pubsub kit
 	msgbench/pubsubkit v0.0.0
 )
 
@@ -16,3 +17,5 @@ require (
 )
 
 replace msgbench/pubsubkit => ../pubsubkit
+
+replace msgbench/kits/go => ../../kits/go

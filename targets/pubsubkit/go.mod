@@ -2,4 +2,9 @@ module msgbench/pubsubkit
 
 go 1.22
 
-require golang.org/x/sys v0.25.0
+require (
+	golang.org/x/sys v0.25.0
+	msgbench/kits/go v0.0.0
+)
+
+replace msgbench/kits/go => ../../kits/go

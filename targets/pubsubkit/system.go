@@ -7,10 +7,9 @@ package pubsubkit
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
+
+	"msgbench/kits/go/options"
 )
 
 // Params are the workload's parameters, already defaulted by the harness.
@@ -40,54 +39,9 @@ func Topic(source int) string { return "msgbench." + strconv.Itoa(source) }
 
 // Options are the variant's options from target.toml (the request's
 // "options"), e.g. {"qos": 1}: one System serves all of its target's variants.
-// Parameters are the harness's to check; options are the system's.
-type Options map[string]any
-
-// Bool is a boolean option; false when the variant does not set it.
-func (o Options) Bool(name string) (bool, error) {
-	v, ok := o[name]
-	if !ok {
-		return false, nil
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		return false, fmt.Errorf("option %s = %v: expected true or false", name, v)
-	}
-	return b, nil
-}
-
-// Int is an integer option; def when the variant does not set it.
-func (o Options) Int(name string, def int) (int, error) {
-	v, ok := o[name]
-	if !ok {
-		return def, nil
-	}
-	switch n := v.(type) {
-	case int: // an Options literal in Go
-		return n, nil
-	case float64: // decoded from the request
-		if n == float64(int(n)) {
-			return int(n), nil
-		}
-	}
-	return 0, fmt.Errorf("option %s = %v: expected an integer", name, v)
-}
-
-// Unknown is an error naming the options not in known (a setting the system
-// would silently ignore would measure something else), or nil.
-func (o Options) Unknown(known ...string) error {
-	var unknown []string
-	for name := range o {
-		if !slices.Contains(known, name) {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	slices.Sort(unknown)
-	return fmt.Errorf("unknown option %s (this system knows: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
-}
+// Parameters are the harness's to check; options are the system's, read with
+// the Go kit's reader (an option a system does not know is an error naming it).
+type Options = options.Options
 
 // System is what a messaging target implements.
 type System interface {

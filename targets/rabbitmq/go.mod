@@ -4,6 +4,7 @@ go 1.22
 
 require (
 	github.com/rabbitmq/amqp091-go v1.10.0
+	msgbench/kits/go v0.0.0 // indirect, through the pubsub kit
 	msgbench/pubsubkit v0.0.0
 )
 
@@ -12,3 +13,5 @@ require (
 )
 
 replace msgbench/pubsubkit => ../pubsubkit
+
+replace msgbench/kits/go => ../../kits/go

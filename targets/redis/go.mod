@@ -4,6 +4,7 @@ go 1.22
 
 require (
 	github.com/redis/go-redis/v9 v9.7.0
+	msgbench/kits/go v0.0.0 // indirect, through the pubsub kit
 	msgbench/pubsubkit v0.0.0
 )
 
@@ -14,3 +15,5 @@ require (
 )
 
 replace msgbench/pubsubkit => ../pubsubkit
+
+replace msgbench/kits/go => ../../kits/go

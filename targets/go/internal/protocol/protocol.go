@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
+
+	"msgbench/kits/go/options"
 )
 
 // ErrorKind is the "kind" of an error line. Parameters are the harness's to
@@ -74,38 +74,10 @@ func (req Request) DecodeParams(p any) error {
 }
 
 // Options are the variant's options from target.toml, as the request carries
-// them. A workload takes the ones it knows; Unknown names the rest, so a
-// setting the worker would silently ignore is an error instead.
-type Options map[string]any
-
-// Bool is a boolean option; false when the variant does not set it.
-func (o Options) Bool(name string) (bool, error) {
-	v, ok := o[name]
-	if !ok {
-		return false, nil
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		return false, Errorf(Internal, "option %s = %v: expected true or false", name, v)
-	}
-	return b, nil
-}
-
-// Unknown is an internal error naming the options not in known, or nil.
-func (o Options) Unknown(known ...string) error {
-	var unknown []string
-	for name := range o {
-		if !slices.Contains(known, name) {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	slices.Sort(unknown)
-	return Errorf(Internal, "unknown option %s (this workload knows: %s)",
-		strings.Join(unknown, ", "), strings.Join(known, ", "))
-}
+// them (the Go kit's reader). A workload takes the ones it knows; Unknown names
+// the rest, so a setting the worker would silently ignore is an error instead
+// (reported as internal, as every error that is not an *Error).
+type Options = options.Options
 
 // Result is the payload of a result line: raw facts only (durations and CPU
 // times in ns, byte totals, counts, per-socket lists), the verify counts,

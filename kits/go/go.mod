@@ -1,0 +1,3 @@
+module msgbench/kits/go
+
+go 1.22
