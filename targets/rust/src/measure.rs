@@ -92,6 +92,11 @@ fn status_field_bytes(status: &str, field: &str) -> Option<u64> {
     Some(number * multiplier)
 }
 
+/// A duration as the protocol reports it: whole ns, a JSON integer.
+pub fn nanos(duration: Duration) -> serde_json::Value {
+    serde_json::Value::from(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+}
+
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }

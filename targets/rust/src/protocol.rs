@@ -9,11 +9,14 @@ pub const TARGET_NAME: &str = "rust";
 /// Shown in `hello` when the request is too broken to name its variant.
 const UNKNOWN_VARIANT: &str = "unknown";
 
-/// The one request the harness writes to stdin.
+/// The one request the harness writes to stdin. The harness has checked every
+/// param against the workload's spec (defaults filled in); `options` are the
+/// variant's, from target.toml.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub workload: String,
     pub variant: String,
+    pub options: Map<String, Value>,
     pub params: Map<String, Value>,
 }
 
@@ -24,9 +27,9 @@ pub struct WorkerError {
     pub message: String,
 }
 
+/// Parameters are the harness's to check, so a worker has no bad_params.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    BadParams,
     Unsupported,
     Resource,
     Internal,
@@ -35,7 +38,6 @@ pub enum ErrorKind {
 impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
-            ErrorKind::BadParams => "bad_params",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Resource => "resource",
             ErrorKind::Internal => "internal",
@@ -44,10 +46,6 @@ impl ErrorKind {
 }
 
 impl WorkerError {
-    pub fn bad_params(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::BadParams, message)
-    }
-
     pub fn unsupported(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Unsupported, message)
     }
@@ -76,20 +74,24 @@ impl fmt::Display for WorkerError {
 
 impl std::error::Error for WorkerError {}
 
-/// What a finished measurement reports: metrics (unit in the name) and the counts
-/// the worker's own tasks counted while doing the work.
+/// What a finished measurement reports: raw facts (durations and CPU times in ns,
+/// byte totals, counts, per-socket lists), the counts the worker's own tasks
+/// counted while doing the work, and histograms as sparse `[bucket, count]`
+/// pairs. The harness derives every metric (spec/workloads/*.json).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Measurement {
-    pub metrics: Vec<(&'static str, f64)>,
+    pub measured: Vec<(&'static str, Value)>,
     pub verify: Vec<(&'static str, u64)>,
+    pub histograms: Vec<(&'static str, Vec<(u64, u64)>)>,
 }
 
 impl Measurement {
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        self.metrics
+    /// A raw fact by name.
+    pub fn fact(&self, name: &str) -> Option<&Value> {
+        self.measured
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+            .map(|(_, v)| v)
     }
 
     pub fn count(&self, name: &str) -> Option<u64> {
@@ -106,13 +108,13 @@ pub fn parse_request(text: &str) -> Result<Request, (String, WorkerError)> {
     let value: Value = serde_json::from_str(text.trim()).map_err(|err| {
         (
             UNKNOWN_VARIANT.to_string(),
-            WorkerError::bad_params(format!("the request is not valid JSON: {err}")),
+            WorkerError::internal(format!("the request is not valid JSON: {err}")),
         )
     })?;
     let object = value.as_object().ok_or_else(|| {
         (
             UNKNOWN_VARIANT.to_string(),
-            WorkerError::bad_params("the request must be a JSON object"),
+            WorkerError::internal("the request must be a JSON object"),
         )
     })?;
     let variant = match object.get("variant").and_then(Value::as_str) {
@@ -120,7 +122,7 @@ pub fn parse_request(text: &str) -> Result<Request, (String, WorkerError)> {
         _ => {
             return Err((
                 UNKNOWN_VARIANT.to_string(),
-                WorkerError::bad_params("the request has no \"variant\" string"),
+                WorkerError::internal("the request has no \"variant\" string"),
             ));
         }
     };
@@ -130,7 +132,7 @@ pub fn parse_request(text: &str) -> Result<Request, (String, WorkerError)> {
         .ok_or_else(|| {
             (
                 variant.clone(),
-                WorkerError::bad_params("the request has no \"workload\" string"),
+                WorkerError::internal("the request has no \"workload\" string"),
             )
         })?
         .to_string();
@@ -140,13 +142,24 @@ pub fn parse_request(text: &str) -> Result<Request, (String, WorkerError)> {
         .ok_or_else(|| {
             (
                 variant.clone(),
-                WorkerError::bad_params("the request has no \"params\" object"),
+                WorkerError::internal("the request has no \"params\" object"),
             )
         })?
         .clone();
+    let options = match object.get("options") {
+        None => Map::new(),
+        Some(Value::Object(options)) => options.clone(),
+        Some(_) => {
+            return Err((
+                variant.clone(),
+                WorkerError::internal("the request's \"options\" is not an object"),
+            ));
+        }
+    };
     Ok(Request {
         workload,
         variant,
+        options,
         params,
     })
 }
@@ -162,22 +175,26 @@ pub fn hello_line(variant: &str, runtime_version: &str) -> String {
 }
 
 pub fn result_line(measurement: &Measurement) -> String {
-    // A metric that is not a finite number (a zero-length interval on a coarse
-    // clock) cannot be written as JSON; report it as 0 rather than break the line.
-    let metrics: Map<String, Value> = measurement
-        .metrics
+    let measured: Map<String, Value> = measurement
+        .measured
         .iter()
-        .map(|(name, value)| {
-            let number = serde_json::Number::from_f64(*value).unwrap_or_else(|| 0.into());
-            (name.to_string(), Value::Number(number))
-        })
+        .map(|(name, value)| (name.to_string(), value.clone()))
         .collect();
     let verify: Map<String, Value> = measurement
         .verify
         .iter()
         .map(|(name, count)| (name.to_string(), Value::from(*count)))
         .collect();
-    json!({"type": "result", "metrics": metrics, "verify": verify}).to_string()
+    let mut line = json!({"type": "result", "measured": measured, "verify": verify});
+    if !measurement.histograms.is_empty() {
+        let histograms: Map<String, Value> = measurement
+            .histograms
+            .iter()
+            .map(|(name, pairs)| (name.to_string(), json!(pairs)))
+            .collect();
+        line["histograms"] = Value::Object(histograms);
+    }
+    line.to_string()
 }
 
 pub fn error_line(error: &WorkerError) -> String {
@@ -205,10 +222,19 @@ mod tests {
     }
 
     #[test]
-    fn invalid_json_is_bad_params_with_a_placeholder_variant() {
+    fn invalid_json_is_internal_with_a_placeholder_variant() {
         let (variant, error) = parse_request("{not json").unwrap_err();
         assert_eq!(variant, UNKNOWN_VARIANT);
-        assert_eq!(error.kind, ErrorKind::BadParams);
+        assert_eq!(error.kind, ErrorKind::Internal);
+    }
+
+    #[test]
+    fn options_come_with_the_request() {
+        let request = parse_request(
+            r#"{"workload":"fanin","variant":"tuned","options":{"receive":"many"},"params":{},"repetition":1}"#,
+        )
+        .unwrap();
+        assert_eq!(request.options["receive"], "many");
     }
 
     #[test]
@@ -225,13 +251,16 @@ mod tests {
         assert_eq!(hello["target"], TARGET_NAME);
 
         let measurement = Measurement {
-            metrics: vec![("a_ms", 1.5), ("bad_per_s", f64::INFINITY)],
+            measured: vec![("pass_wall_ns", json!(1500)), ("elapsed_ns", json!([1, 2]))],
             verify: vec![("hops", 7)],
+            histograms: vec![("latency_ns", vec![(130, 2)])],
         };
         let result: Value = serde_json::from_str(&result_line(&measurement)).unwrap();
-        assert_eq!(result["metrics"]["a_ms"], 1.5);
-        assert_eq!(result["metrics"]["bad_per_s"], 0);
+        assert_eq!(result["measured"]["pass_wall_ns"], 1500);
+        assert_eq!(result["measured"]["elapsed_ns"], json!([1, 2]));
         assert_eq!(result["verify"]["hops"], 7);
+        assert_eq!(result["histograms"]["latency_ns"], json!([[130, 2]]));
+        assert!(result.get("metrics").is_none());
 
         let error: Value =
             serde_json::from_str(&error_line(&WorkerError::unsupported("nope"))).unwrap();

@@ -1,7 +1,9 @@
-//! The variants this target offers (mirrored in target.toml) and the scheduler
-//! each one runs its tasks on.
+//! The workloads, and how a variant (its options in target.toml) runs them: the
+//! scheduler its tasks run on.
 
+use crate::params::ParamReader;
 use crate::protocol::WorkerError;
+use serde_json::{Map, Value};
 use std::thread;
 use tokio::runtime::{Builder, Runtime};
 
@@ -34,20 +36,20 @@ impl Workload {
     }
 }
 
+/// How a variant runs a workload, from its options in target.toml (the request's
+/// "options"): the worker holds no table of variants.
+///
+/// - `runtime`: "multi_thread" (default: a tokio worker thread per core),
+///   "current_thread" (one thread runs every task, the analogue of erl +S 1) or, for
+///   fanin only, "os_threads" (one OS thread per sender);
+/// - `receive` (fanin only): "one" (default: one recv() per signal) or "many" (the
+///   receiver takes every signal waiting per wake-up, recv_many).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Variant {
-    /// tokio multi-thread runtime, one worker thread per core.
-    Default,
-    /// tokio current_thread runtime: one scheduler thread, the analogue of `erl +S 1`.
-    CurrentThread,
-    /// fanin only: as Default, but the receiver takes every signal waiting in the
-    /// channel per wake-up (`recv_many`) instead of one per `recv`.
-    Tuned,
-    /// fanin only: one OS thread per sender and a bounded std::sync::mpsc channel.
-    Threads,
+pub struct Variant {
+    scheduler: Scheduler,
+    batched_receive: bool,
 }
 
-/// Where a variant's concurrent activities run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheduler {
     TokioMultiThread { worker_threads: usize },
@@ -56,54 +58,84 @@ pub enum Scheduler {
 }
 
 impl Variant {
+    /// target.toml's variants, for tests.
+    pub const DEFAULT: Variant = Variant {
+        scheduler: Scheduler::TokioMultiThread { worker_threads: 0 },
+        batched_receive: false,
+    };
+    pub const CURRENT_THREAD: Variant = Variant {
+        scheduler: Scheduler::TokioCurrentThread,
+        batched_receive: false,
+    };
+    pub const TUNED: Variant = Variant {
+        scheduler: Scheduler::TokioMultiThread { worker_threads: 0 },
+        batched_receive: true,
+    };
+    pub const THREADS: Variant = Variant {
+        scheduler: Scheduler::OsThreads,
+        batched_receive: false,
+    };
     pub const ALL: [Variant; 4] = [
-        Variant::Default,
-        Variant::CurrentThread,
-        Variant::Tuned,
-        Variant::Threads,
+        Variant::DEFAULT,
+        Variant::CURRENT_THREAD,
+        Variant::TUNED,
+        Variant::THREADS,
     ];
 
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|variant| variant.name() == name)
+    /// The variant `options` describe, as `workload` reads them. An option the
+    /// workload does not know, or a value it does not implement, is an error.
+    pub fn from_options(
+        workload: Workload,
+        options: &Map<String, Value>,
+    ) -> Result<Self, WorkerError> {
+        let known: &[&str] = if workload == Workload::Fanin {
+            &["runtime", "receive"]
+        } else {
+            &["runtime"]
+        };
+        let reader = ParamReader::options(workload.name(), options, known)?;
+        let runtime = match reader.optional("runtime") {
+            None => "multi_thread",
+            Some(_) => {
+                reader.choice("runtime", &["multi_thread", "current_thread", "os_threads"])?
+            }
+        };
+        let scheduler = match runtime {
+            "current_thread" => Scheduler::TokioCurrentThread,
+            "os_threads" if workload == Workload::Fanin => Scheduler::OsThreads,
+            "os_threads" => {
+                return Err(WorkerError::unsupported(format!(
+                    "runtime = os_threads: only fanin runs on OS threads here, not {}",
+                    workload.name()
+                )));
+            }
+            _ => Scheduler::TokioMultiThread { worker_threads: 0 },
+        };
+        let batched_receive = match reader.optional("receive") {
+            None => false,
+            Some(_) => reader.choice("receive", &["one", "many"])? == "many",
+        };
+        Ok(Self {
+            scheduler,
+            batched_receive,
+        })
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::CurrentThread => "current_thread",
-            Self::Tuned => "tuned",
-            Self::Threads => "threads",
-        }
-    }
-
-    pub fn supports(self, workload: Workload) -> bool {
-        match self {
-            Self::Default | Self::CurrentThread => true,
-            // Batched receive only matters with one busy receiver.
-            Self::Tuned => workload == Workload::Fanin,
-            // One OS thread per ring link (or chat user) cannot reach 100k+ processes;
-            // socket is written for tokio's TcpStream only.
-            Self::Threads => workload == Workload::Fanin,
-        }
-    }
-
-    /// Whether a receiver takes all waiting messages per wake-up.
     pub fn batched_receive(self) -> bool {
-        self == Self::Tuned
+        self.batched_receive
     }
 
+    /// The scheduler to run on; a multi-thread runtime gets one worker thread per core.
     pub fn scheduler(self) -> Scheduler {
-        match self {
-            Self::Default | Self::Tuned => Scheduler::TokioMultiThread {
+        match self.scheduler {
+            Scheduler::TokioMultiThread { .. } => Scheduler::TokioMultiThread {
                 worker_threads: cores(),
             },
-            Self::CurrentThread => Scheduler::TokioCurrentThread,
-            Self::Threads => Scheduler::OsThreads,
+            other => other,
         }
     }
 }
 
-/// The number of cores this process may run on.
 pub fn cores() -> usize {
     thread::available_parallelism().map_or(1, usize::from)
 }
@@ -147,39 +179,59 @@ fn build_runtime(scheduler: Scheduler, timer: bool, io: bool) -> Result<Runtime,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ErrorKind;
+    use serde_json::json;
+
+    fn options(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
 
     #[test]
-    fn names_round_trip() {
-        for variant in Variant::ALL {
-            assert_eq!(Variant::from_name(variant.name()), Some(variant));
+    fn target_toml_options_make_the_variants() {
+        let cases = [
+            (Workload::Ring, json!({}), Variant::DEFAULT),
+            (
+                Workload::Chat,
+                json!({"runtime": "current_thread"}),
+                Variant::CURRENT_THREAD,
+            ),
+            (Workload::Fanin, json!({"receive": "many"}), Variant::TUNED),
+            (
+                Workload::Fanin,
+                json!({"runtime": "os_threads"}),
+                Variant::THREADS,
+            ),
+        ];
+        for (workload, given, want) in cases {
+            assert_eq!(
+                Variant::from_options(workload, &options(given)).unwrap(),
+                want
+            );
         }
-        assert_eq!(Variant::from_name("nope"), None);
         for name in ["ring", "fanin", "chat", "socket"] {
             assert_eq!(Workload::from_name(name).map(Workload::name), Some(name));
         }
     }
 
     #[test]
-    fn threads_variant_is_fanin_only() {
-        assert!(Variant::Threads.supports(Workload::Fanin));
-        assert!(!Variant::Tuned.supports(Workload::Ring));
-        assert!(Variant::Tuned.batched_receive());
-        assert!(!Variant::Default.batched_receive());
-        assert!(!Variant::Threads.supports(Workload::Ring));
-        assert!(Variant::Default.supports(Workload::Ring));
-        assert!(Variant::CurrentThread.supports(Workload::Chat));
-        assert!(!Variant::Tuned.supports(Workload::Chat));
-        assert!(!Variant::Threads.supports(Workload::Chat));
-        assert!(Variant::Default.supports(Workload::Socket));
-        assert!(Variant::CurrentThread.supports(Workload::Socket));
-        assert!(!Variant::Tuned.supports(Workload::Socket));
-        assert!(!Variant::Threads.supports(Workload::Socket));
+    fn options_a_workload_does_not_know_are_refused() {
+        let error = Variant::from_options(Workload::Ring, &options(json!({"receive": "many"})))
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Internal);
+        assert!(error.message.contains("receive"), "{}", error.message);
+        let error =
+            Variant::from_options(Workload::Socket, &options(json!({"runtime": "os_threads"})))
+                .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Unsupported);
+        let error = Variant::from_options(Workload::Fanin, &options(json!({"runtime": "green"})))
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Internal);
     }
 
     #[test]
     fn default_uses_every_core() {
         assert_eq!(
-            Variant::Default.scheduler(),
+            Variant::DEFAULT.scheduler(),
             Scheduler::TokioMultiThread {
                 worker_threads: cores()
             }

@@ -62,22 +62,7 @@ fn execute(request: &Request) -> Result<Measurement, WorkerError> {
             protocol::TARGET_NAME
         ))
     })?;
-    let variant = Variant::from_name(&request.variant).ok_or_else(|| {
-        let known: Vec<&str> = Variant::ALL.iter().map(|variant| variant.name()).collect();
-        WorkerError::unsupported(format!(
-            "variant {:?} is unknown to {}: its variants are {}",
-            request.variant,
-            protocol::TARGET_NAME,
-            known.join(", ")
-        ))
-    })?;
-    if !variant.supports(workload) {
-        return Err(WorkerError::unsupported(format!(
-            "variant {} does not implement {}",
-            variant.name(),
-            workload.name()
-        )));
-    }
+    let variant = Variant::from_options(workload, &request.options)?;
     match workload {
         Workload::Ring => ring::run(variant, &RingParams::from_json(&request.params)?),
         Workload::Fanin => fanin::run(variant, &FaninParams::from_json(&request.params)?),

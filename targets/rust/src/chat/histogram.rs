@@ -39,14 +39,22 @@ fn locate(nanos: u64) -> (usize, usize) {
 }
 
 /// The value a bucket reports: its midpoint (its only value when its width is 1).
-fn representative(chunk: usize, bucket: usize) -> u64 {
+/// The lowest value of a bucket.
+fn lower_bound(chunk: usize, bucket: usize) -> u64 {
     if chunk == 0 {
         return bucket as u64;
     }
-    let shift = chunk as u32 - 1;
-    let lower = ((SUB_BUCKETS + bucket) as u64) << shift;
-    let width = 1u64 << shift;
-    lower + width / 2
+    ((SUB_BUCKETS + bucket) as u64) << (chunk as u32 - 1)
+}
+
+/// The bucket of `nanos` in the harness's layout (msgbench/histogram.py): the value
+/// itself below 128, else shift * 64 + (nanos >> shift) with shift = bit_length - 7.
+pub fn layout_index(nanos: u64) -> u64 {
+    if nanos < 2 * SUB_BUCKETS as u64 {
+        return nanos;
+    }
+    let shift = u64::from(64 - nanos.leading_zeros()) - 7;
+    shift * SUB_BUCKETS as u64 + (nanos >> shift)
 }
 
 /// One client's latencies: sparse, bounded (see the module documentation).
@@ -136,20 +144,25 @@ impl LatencyHistogram {
     /// The q-quantile (0 < q <= 1) in nanoseconds: the bucket holding the
     /// ceil(q * count)-th smallest latency, reported as its midpoint but never above
     /// the exact maximum. 0 when nothing was recorded.
-    pub fn quantile_nanos(&self, q: f64) -> f64 {
-        if self.count == 0 {
-            return 0.0;
-        }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0;
-        for (index, count) in self.counts.iter().enumerate() {
-            seen += count;
-            if seen >= rank {
-                let value = representative(index / SUB_BUCKETS, index % SUB_BUCKETS);
-                return value.min(self.max_nanos) as f64;
+    /// The histogram as the protocol carries it: `[bucket, count]` pairs with
+    /// count > 0 in the harness's layout (msgbench/histogram.py). That layout is
+    /// this one renumbered (exact below 128, then 64 buckets per power of two),
+    /// so each bucket here maps whole to the one of its lowest value.
+    pub fn sparse(&self) -> Vec<(u64, u64)> {
+        let mut pairs: Vec<(u64, u64)> = Vec::new();
+        for (index, count) in self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, count)| **count > 0)
+        {
+            let bucket = layout_index(lower_bound(index / SUB_BUCKETS, index % SUB_BUCKETS));
+            match pairs.last_mut() {
+                Some((last, total)) if *last == bucket => *total += count,
+                _ => pairs.push((bucket, *count)),
             }
         }
-        self.max_nanos as f64
+        pairs
     }
 }
 
@@ -171,9 +184,11 @@ mod tests {
         for value in values {
             let (chunk, bucket) = locate(value);
             assert!(chunk < CHUNKS && bucket < SUB_BUCKETS, "{value}");
-            let shown = representative(chunk, bucket) as f64;
-            let error = (shown - value as f64).abs() / (value as f64).max(1.0);
-            assert!(error <= 1.0 / 128.0, "{value} shown as {shown}: {error}");
+            let lower = lower_bound(chunk, bucket);
+            assert!(lower <= value, "{value} below its bucket's {lower}");
+            // Each bucket here is one of the harness's, whole: the same index for
+            // its lowest value and for this one.
+            assert_eq!(layout_index(lower), layout_index(value), "{value}");
         }
     }
 
@@ -190,26 +205,48 @@ mod tests {
     }
 
     #[test]
-    fn quantiles_of_a_uniform_spread() {
+    fn layout_index_matches_the_harness() {
+        // The vectors every language's bucket function is tested against (tests/test_histogram.py).
+        for (value, bucket) in [
+            (0, 0),
+            (1, 1),
+            (127, 127),
+            (128, 128),
+            (129, 128),
+            (255, 191),
+            (256, 192),
+            (1000, 317),
+            (65535, 703),
+            (1_000_000, 954),
+            (1_000_000_000, 1591),
+            (1 << 40, 2240),
+            (1 << 62, 3648),
+        ] {
+            assert_eq!(layout_index(value), bucket, "{value}");
+        }
+    }
+
+    #[test]
+    fn sparse_is_the_harness_layout_after_merging() {
         let mut a = LatencyLog::new();
         let mut b = LatencyLog::new();
+        let mut want = std::collections::BTreeMap::new();
         for micros in 1..=10_000u64 {
             let log = if micros % 2 == 0 { &mut a } else { &mut b };
-            log.record(micros * 1000);
+            log.record(micros * 1000 + micros % 7);
+            *want
+                .entry(layout_index(micros * 1000 + micros % 7))
+                .or_insert(0u64) += 1;
+        }
+        for small in [0u64, 5, 63, 64, 100, 127, 128, 129, 255] {
+            a.record(small);
+            *want.entry(layout_index(small)).or_insert(0) += 1;
         }
         let mut merged = LatencyHistogram::new();
         merged.merge(&a);
         merged.merge(&b);
-        assert_eq!(merged.count(), 10_000);
-        for (q, exact) in [(0.5, 5_000_000.0), (0.99, 9_900_000.0), (1.0, 10_000_000.0)] {
-            let got = merged.quantile_nanos(q);
-            assert!(
-                (got - exact).abs() / exact <= 0.01,
-                "q {q}: {got} vs {exact}"
-            );
-        }
-        assert_eq!(merged.quantile_nanos(1.0), 10_000_000.0);
-        assert_eq!(merged.max_nanos(), 10_000_000);
+        assert_eq!(merged.sparse(), want.into_iter().collect::<Vec<_>>());
+        assert_eq!(merged.max_nanos(), 10_000_000 + 10_000 % 7);
     }
 
     #[test]
@@ -221,6 +258,6 @@ mod tests {
         }
         assert_eq!(log.chunks_in_use(), 2);
         assert_eq!(log.count(), 4);
-        assert_eq!(LatencyHistogram::new().quantile_nanos(0.5), 0.0);
+        assert!(LatencyHistogram::new().sparse().is_empty());
     }
 }

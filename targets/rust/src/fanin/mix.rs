@@ -1,18 +1,9 @@
 //! The signal mix: which kinds and sizes senders send, with what probability, and
 //! the per-run plan senders use to pick one and build its payload.
 
-use crate::params::{integer_in_range, shown};
+use crate::params::{as_integer, shown};
 use crate::protocol::WorkerError;
 use serde_json::Value;
-
-/// Accepted ranges, as in spec/workloads/fanin.json (a unit test checks they agree).
-pub const MIN_ENTRIES: usize = 1;
-pub const MAX_ENTRIES: usize = 8;
-pub const MIN_SIZE: u64 = 1;
-pub const MAX_SIZE: u64 = 1_000_000;
-const MAX_PERCENT: f64 = 100.0;
-/// Percents are decimals typed by people (33.3 + 33.3 + 33.4); allow rounding error.
-const PERCENT_SUM_TOLERANCE: f64 = 1e-6;
 
 const ENTRY_FIELDS: [&str; 3] = ["percent", "kind", "size"];
 
@@ -48,30 +39,17 @@ pub struct Mix {
 }
 
 impl Mix {
+    /// The request's mix: the harness has checked its entries, their ranges and that
+    /// the percents add to 100 (spec/workloads/fanin.json, msgbench/workloads/fanin.py).
     pub fn from_json(value: &Value) -> Result<Self, WorkerError> {
         let items = value.as_array().ok_or_else(|| {
-            WorkerError::bad_params(format!(
-                "mix = {} is not valid: mix must be a list of {{percent, kind, size}} objects",
-                shown(value)
-            ))
+            WorkerError::internal(format!("mix = {} is not a list", shown(value)))
         })?;
-        if items.len() < MIN_ENTRIES || items.len() > MAX_ENTRIES {
-            return Err(WorkerError::bad_params(format!(
-                "mix has {} entries, out of range: mix must have {MIN_ENTRIES} to {MAX_ENTRIES} entries",
-                items.len()
-            )));
-        }
         let entries = items
             .iter()
             .enumerate()
             .map(|(index, item)| parse_entry(index, item))
             .collect::<Result<Vec<_>, _>>()?;
-        let total: f64 = entries.iter().map(|entry| entry.percent).sum();
-        if (total - MAX_PERCENT).abs() > PERCENT_SUM_TOLERANCE {
-            return Err(WorkerError::bad_params(format!(
-                "mix percents add to {total}: they must add to {MAX_PERCENT}"
-            )));
-        }
         Ok(Self { entries })
     }
 
@@ -103,52 +81,43 @@ impl Mix {
 fn parse_entry(index: usize, item: &Value) -> Result<MixEntry, WorkerError> {
     let field = |name: &str| format!("mix[{index}].{name}");
     let object = item.as_object().ok_or_else(|| {
-        WorkerError::bad_params(format!(
-            "mix[{index}] = {} is not valid: each mix entry must be an object {{percent, kind, size}}",
-            shown(item)
-        ))
+        WorkerError::internal(format!("mix[{index}] = {} is not an object", shown(item)))
     })?;
     if let Some(name) = object
         .keys()
         .find(|name| !ENTRY_FIELDS.contains(&name.as_str()))
     {
-        return Err(WorkerError::bad_params(format!(
-            "unknown field {name:?} in mix[{index}]: a mix entry has {}",
+        return Err(WorkerError::internal(format!(
+            "unknown field {name:?} in mix[{index}]: a mix entry here has {}",
             ENTRY_FIELDS.join(", ")
         )));
     }
     let get = |name: &str| {
         object
             .get(name)
-            .ok_or_else(|| WorkerError::bad_params(format!("{} is missing", field(name))))
+            .ok_or_else(|| WorkerError::internal(format!("{} is missing", field(name))))
     };
-
     let percent_value = get("percent")?;
-    let percent = percent_value
-        .as_f64()
-        .filter(|p| *p > 0.0 && *p <= MAX_PERCENT)
-        .ok_or_else(|| {
-            WorkerError::bad_params(format!(
-                "{} = {} is out of range: a percent must be a number > 0 and <= {MAX_PERCENT}",
-                field("percent"),
-                shown(percent_value)
-            ))
-        })?;
-
+    let percent = percent_value.as_f64().ok_or_else(|| {
+        WorkerError::internal(format!(
+            "{} = {} is not a number",
+            field("percent"),
+            shown(percent_value)
+        ))
+    })?;
     let kind_value = get("kind")?;
     let kind = kind_value
         .as_str()
         .and_then(SignalKind::from_name)
         .ok_or_else(|| {
-            WorkerError::bad_params(format!(
-                "{} = {} is not valid: kind must be one of {}",
+            WorkerError::internal(format!(
+                "{} = {} is not a kind this worker knows ({})",
                 field("kind"),
                 shown(kind_value),
                 SignalKind::NAMES.join(", ")
             ))
         })?;
-
-    let size = integer_in_range(&field("size"), get("size")?, MIN_SIZE, MAX_SIZE)? as usize;
+    let size = as_integer(&field("size"), get("size")?)? as usize;
     Ok(MixEntry {
         percent,
         kind,
@@ -173,7 +142,7 @@ impl SignalPlan {
             .entries
             .iter()
             .map(|entry| {
-                sum += entry.percent / MAX_PERCENT;
+                sum += entry.percent / 100.0; // percents: the harness checked they add to 100
                 sum
             })
             .collect();
@@ -232,30 +201,6 @@ mod tests {
     }
 
     #[test]
-    fn refuses_bad_mixes() {
-        let bad = [
-            json!([]),
-            json!("message"),
-            json!([{"percent": 90, "kind": "message", "size": 1}]),
-            json!([{"percent": 0, "kind": "message", "size": 1}, {"percent": 100, "kind": "message", "size": 1}]),
-            json!([{"percent": 100, "kind": "letter", "size": 1}]),
-            json!([{"percent": 100, "kind": "message", "size": 0}]),
-            json!([{"percent": 100, "kind": "message", "size": 1_000_001}]),
-            json!([{"percent": 100, "kind": "message"}]),
-            json!([{"percent": 100, "kind": "message", "size": 1, "colour": "red"}]),
-            json!(vec![
-                json!({"percent": 11.111, "kind": "message", "size": 1});
-                9
-            ]),
-        ];
-        for mix in bad {
-            let error = Mix::from_json(&mix).unwrap_err();
-            assert_eq!(error.kind, ErrorKind::BadParams, "{mix}");
-            assert!(error.message.contains("mix"), "{}", error.message);
-        }
-    }
-
-    #[test]
     fn decimal_percents_may_round() {
         let mix = json!([
             {"percent": 33.3, "kind": "message", "size": 1},
@@ -278,19 +223,5 @@ mod tests {
         assert_eq!(plan.pick(0.25), 1);
         assert_eq!(plan.pick(0.9999999), 1);
         assert_eq!(plan.payload_copy(1), vec![1, 2, 3]);
-    }
-
-    #[test]
-    fn ranges_agree_with_the_spec() {
-        let spec: Value =
-            serde_json::from_str(include_str!("../../../../spec/workloads/fanin.json")).unwrap();
-        let mix = &spec["params"]["mix"];
-        assert_eq!(mix["minItems"], MIN_ENTRIES);
-        assert_eq!(mix["maxItems"], MAX_ENTRIES);
-        let item = &mix["items"]["properties"];
-        assert_eq!(item["size"]["minimum"], MIN_SIZE);
-        assert_eq!(item["size"]["maximum"], MAX_SIZE);
-        assert_eq!(item["percent"]["maximum"], MAX_PERCENT);
-        assert_eq!(item["kind"]["enum"], json!(SignalKind::NAMES));
     }
 }

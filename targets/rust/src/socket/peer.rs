@@ -274,7 +274,6 @@ pub struct Served {
 /// A server's error line, as the worker's own error.
 fn relayed(line: &Value) -> WorkerError {
     let kind = match line["kind"].as_str() {
-        Some("bad_params") => ErrorKind::BadParams,
         Some("unsupported") => ErrorKind::Unsupported,
         Some("resource") => ErrorKind::Resource,
         _ => ErrorKind::Internal,

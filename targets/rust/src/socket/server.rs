@@ -101,14 +101,7 @@ pub fn serve(
             request.workload
         )));
     }
-    let variant = Variant::from_name(&request.variant)
-        .filter(|variant| variant.supports(Workload::Socket))
-        .ok_or_else(|| {
-            WorkerError::unsupported(format!(
-                "variant {:?} does not implement socket",
-                request.variant
-            ))
-        })?;
+    let variant = Variant::from_options(Workload::Socket, &request.options)?;
     let params = SocketParams::from_json(&request.params)?;
     check_fits(params.server_bytes(), mem_available_bytes())?;
     let runtime = tokio_net_runtime(variant.scheduler())?;
@@ -320,7 +313,9 @@ mod tests {
     fn request_line(mode: &str, port: u16) -> String {
         let mut params = super::super::tests::request(mode, 16, 64, 1);
         params["port"] = json!(port);
-        json!({"workload": "socket", "variant": "current_thread", "params": params}).to_string()
+        json!({"workload": "socket", "variant": "current_thread",
+               "options": {"runtime": "current_thread"}, "params": params})
+        .to_string()
     }
 
     const SHORT: ServerLimits = ServerLimits {
@@ -359,7 +354,10 @@ mod tests {
 
     #[test]
     fn other_workloads_and_variants_are_refused() {
-        let line = request_line("echo", 0).replace("current_thread", "threads");
+        let line = request_line("echo", 0).replace(
+            "\"runtime\":\"current_thread\"",
+            "\"runtime\":\"os_threads\"",
+        );
         let error = serve(&line, SHORT, |_| {}).unwrap_err();
         assert_eq!(error.kind, ErrorKind::Unsupported);
         let line = request_line("echo", 0).replace("\"socket\"", "\"ring\"");
@@ -369,7 +367,7 @@ mod tests {
         );
         assert_eq!(
             serve("", SHORT, |_| {}).unwrap_err().kind,
-            ErrorKind::BadParams
+            ErrorKind::Internal
         );
     }
 
