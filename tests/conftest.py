@@ -1,4 +1,5 @@
-import subprocess
+import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,38 @@ def fake_targets(monkeypatch, tmp_path):
     targets.registry.cache_clear()
 
 
+MARKER = "MSGBENCH_TEST_MARKER"
+
+
+@pytest.fixture(autouse=True)
+def test_marker(monkeypatch) -> str:
+    """A mark in the environment of every process this test starts (workers and what they
+    spawn inherit it), so that a check for leftovers sees this test's processes only,
+    never those of another run on the same machine."""
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv(MARKER, marker)
+    return marker
+
+
+def marked_command_lines(marker: str) -> dict[int, str]:
+    """pid -> command line of every live process whose environment carries the marker."""
+    wanted = f"{MARKER}={marker}".encode()
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if wanted in environ:
+            found[int(entry.name)] = cmdline
+    return found
+
+
 def processes_matching(fragment: str) -> list[str]:
-    """Command lines of running processes that contain fragment (this test excluded)."""
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [line for line in out.splitlines()[1:] if fragment in line and "ps -eo" not in line]
+    """Command lines of this test's running processes (marked) that contain fragment."""
+    return [cmd for cmd in marked_command_lines(os.environ[MARKER]).values() if fragment in cmd]
