@@ -3,7 +3,7 @@
 import importlib.metadata
 import shutil
 
-from msgbench import services, tables, targets
+from msgbench import catalogue, tables, targets
 
 # Tools the harness itself and the test suite use, beyond the targets' runtimes.
 TOOLS = [
@@ -23,11 +23,11 @@ def report() -> tuple[str, bool]:
                      ", ".join(t.workloads), t.install_command() if missing else ""])
     text = tables.render(["target", "kind", "installed", "version", "workloads", "install with"], rows)
     service_rows = []
-    for name, service in services.SERVICES.items():
+    for name, service in catalogue.SERVICES.items():
         users = [t.name for t in targets.registry().values() if name in t.services]
-        found = services.installed(service)
+        found = catalogue.installed(service)
         service_rows.append([name, service.binary, "yes" if found else "no",
-                             services.version(service) if found else "-", ", ".join(users) or "-",
+                             catalogue.version(service) if found else "-", ", ".join(users) or "-",
                              "" if found else service.install_command()])
     text += "\n\n" + tables.render(["service", "binary", "installed", "version", "used by", "install with"],
                                     service_rows)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from msgbench import services, sysinfo
+from msgbench import catalogue, sysinfo
 from msgbench.paths import targets_dir
 
 
@@ -93,8 +93,8 @@ class Target:
         missing = [tool for tool in self.requires if not _found(tool)]
         needed = dict.fromkeys(s for v in self.variants.values() for s in self.services_for(v))
         for name in needed:
-            service = services.spec(name)
-            if not services.installed(service):
+            service = catalogue.spec(name)
+            if not catalogue.installed(service):
                 missing.append(f"{service.binary} (service {name})")
         return missing
 

@@ -6,23 +6,20 @@ everything it started, including processes that left its group, and nothing is e
 left running.
 """
 
-import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from msgbench import interrupts, jsonio, procs, spec
+from msgbench.groups import KILL_GRACE_S, stop_group
 
 STDERR_KEEP_BYTES = 16_384
-KILL_GRACE_S = 2.0
 # The supervisor TERMs the worker's descendants and KILLs them after this; shorter than
 # KILL_GRACE_S, so it is done before the harness would KILL the supervisor itself.
 SUPERVISOR_GRACE_S = 1.5
-HURRY_S = 0.5  # after a second Ctrl-C: time for the supervisor to KILL and reap what it has
 
 
 @dataclass
@@ -220,42 +217,6 @@ def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float)
             outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
         else:
             outcome.metrics = final["metrics"]
-
-
-def stop_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM the process's whole group, then SIGKILL what is left after grace_s.
-
-    A worker's supervisor, at the head of the group, ends the descendants that left
-    it within its own, shorter grace. A second Ctrl-C meanwhile hurries the stop: a
-    second SIGTERM (the supervisor then KILLs at once) and a short last wait.
-    """
-    try:
-        os.killpg(proc.pid, signal.SIGTERM if grace_s else signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return
-    if not grace_s:
-        return
-    deadline = time.monotonic() + grace_s
-    hurried = False
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and not group_alive(proc.pid):
-            return
-        if interrupts.pending() and not hurried:
-            hurried = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            deadline = min(deadline, time.monotonic() + HURRY_S)
-        time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
 
 
 def _reap(proc: subprocess.Popen) -> None:

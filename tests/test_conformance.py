@@ -14,7 +14,8 @@ import os
 import pytest
 
 from msgbench import placement, runner, services, spec, targets
-from msgbench.worker import group_alive, run_worker
+from msgbench.groups import group_alive
+from msgbench.worker import run_worker
 
 pytestmark = pytest.mark.targets
 

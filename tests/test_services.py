@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from msgbench import services
+from msgbench import catalogue, services
 from msgbench.cli import main as run_cli
 from msgbench.store import Store
 from tests.conftest import processes_matching
@@ -18,9 +18,9 @@ from tests.conftest import processes_matching
 REQUIRE_ALL = os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS") == "1"
 
 
-def need(name: str) -> services.ServiceSpec:
-    service = services.spec(name)
-    if not services.installed(service):
+def need(name: str) -> catalogue.ServiceSpec:
+    service = catalogue.spec(name)
+    if not catalogue.installed(service):
         if REQUIRE_ALL:
             pytest.fail(f"{service.binary} is not installed ({service.install_command()})")
         pytest.skip(f"{service.binary} is not installed")
@@ -36,7 +36,7 @@ def pid_gone(pid: int) -> bool:
         return f.read().rsplit(")", 1)[1].split()[0] == "Z"
 
 
-@pytest.mark.parametrize("name", sorted(services.SERVICES))
+@pytest.mark.parametrize("name", sorted(catalogue.SERVICES))
 def test_each_service_starts_answers_its_protocol_and_stops_without_a_trace(name):
     running = services.Running(need(name))
     running.start()
@@ -66,7 +66,7 @@ def test_a_taken_port_is_a_clear_error_and_leaves_nothing_running():
 
 def test_an_unknown_service_names_the_known_ones():
     with pytest.raises(services.ServiceError, match="unknown service 'kafka'; known services: mosquitto, nats"):
-        services.spec("kafka")
+        catalogue.spec("kafka")
 
 
 def session_members(sid: int) -> list[int]:
@@ -92,8 +92,8 @@ def test_a_harness_killed_with_sigkill_takes_its_broker_along(name, tmp_path):
     sid_file = tmp_path / "sid"
     script = textwrap.dedent(f"""
         import time
-        from msgbench import services
-        running = services.Running(services.spec({name!r}))
+        from msgbench import catalogue, services
+        running = services.Running(catalogue.spec({name!r}))
         running.start()
         open({str(sid_file)!r}, "w").write(" ".join(str(p.pid) for p in running.procs))
         time.sleep(120)
@@ -144,7 +144,7 @@ def test_a_run_starts_the_broker_measures_its_cpu_keeps_its_log_and_survives_its
 
 
 def test_a_missing_broker_is_named_with_its_install_command_before_anything_runs(fake_targets, monkeypatch, capsys):
-    monkeypatch.setattr(services, "installed", lambda service: service.name != "redis")
+    monkeypatch.setattr(catalogue, "installed", lambda service: service.name != "redis")
     code = run_cli(["run", "pubsub", "--target", "fakebroker", "--repeat", "1", "--no-build"])
     assert code == 2
     err = capsys.readouterr().err
