@@ -9,14 +9,18 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import compare, doctor, jsonio, procs, results, spec, suites, tables, targets, terminal, workloads
-from msgbench.formats import csvfmt, markdown, otp, otp_import, seed_chat, seed_ring
+from msgbench import compare, doctor, procs, results, spec, suites, tables, targets, terminal, workloads
+from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
 from msgbench.store import Store, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + 13  # as a process killed by SIGPIPE, what a shell expects of `... | head`
+
+
+# What run and show print: a view for the terminal, or any file format export writes.
+VIEWS = ["table", "seed", *registry.names()]
 
 
 class UsageError(ValueError):
@@ -88,8 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, help="discarded warm-up repetitions per point (default 1)")
     p.add_argument("--timeout", type=_positive_seconds,
                    help=f"time limit per worker in s (default {DEFAULT_TIMEOUT_S:g})")
-    p.add_argument("--format", choices=["table", "seed", "json", "md"], default="table",
-                   help="what to print when the run ends")
+    p.add_argument("--format", choices=VIEWS, default="table",
+                   help="what to print when the run ends: the table, the seed documents' own text, "
+                        "or a file format (as export writes it)")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
     p.add_argument("--reference", action="store_true",
                    help="also run the reference tools (iperf3, sockperf, ...) at the same settings")
@@ -104,15 +109,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=20)
     p = command("show", cmd_show, "one run's summary")
     p.add_argument("run", help="run id, unique prefix, or 'latest'")
-    p.add_argument("--format", choices=["table", "seed", "md"], default="table")
+    p.add_argument("--format", choices=VIEWS, default="table",
+                   help="the table, the seed documents' own text, or a file format (as export writes it)")
     p = command("logs", cmd_logs, "the logs of the services (brokers) a run started")
     p.add_argument("run", help="run id, unique prefix, or 'latest'")
     p.add_argument("name", nargs="?", help="one service's log, e.g. nats or nats#2 (default: list them)")
     p = command("export", cmd_export, "write a run as JSON, CSV, Markdown or the OTP page's format")
     p.add_argument("runs", nargs="+", help="run ids (or 'latest')")
-    p.add_argument("--format", choices=["json", "csv", "md", "otp"], default="json")
+    p.add_argument("--format", choices=registry.names(), default="json",
+                   help="json: everything; csv: one row per measurement; md: the table for people, "
+                        "with the document in a comment; otp: the Erlang/OTP page's format (fanin)")
     p.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
-    p = command("import", cmd_import, "import runs exported (JSON) on this or another machine")
+    p = command("import", cmd_import, "import runs that export wrote (any of its formats), here or on "
+                                      "another machine")
     p.add_argument("file", type=Path)
     p = command("delete", cmd_delete, "remove runs from the store, with their measurements and logs")
     p.add_argument("runs", nargs="+", help="run ids (or a unique prefix, or 'latest')")
@@ -156,7 +165,7 @@ def param_value(wl: spec.Workload, name: str, text: str):
         raise spec.ParamError(
             f"unknown parameter {name!r} for workload {wl.name}; its parameters are: {', '.join(wl.params)}"
         )
-    special = workloads.parse_value(wl.name, name, text)
+    special = workloads.plugin(wl.name).parse_value(name, text)
     return special if special is not None else spec.coerce(name, wl.params[name], text)
 
 
@@ -306,31 +315,26 @@ def _with_reference_targets(names: list[str] | None, scenarios) -> list[str]:
 
 def _print_run(doc: dict, fmt: str) -> None:
     run = doc["runs"][0]
-    if fmt == "json":
-        print(jsonio.dumps(doc, indent=2))
-    elif fmt == "md":
-        print(markdown.render(doc))
+    if fmt == "table":
+        _print_table(run)
     elif fmt == "seed":
         _print_seed_form(run)
+    elif fmt == "md":  # on the terminal, without the document for import at its end
+        print(markdown.render(doc, embed=False))
     else:
-        _print_table(run)
-
-
-SEED_BLOCKS = {"ring": seed_ring.measurement_block, "chat": seed_chat.measurement_block}
+        print(registry.FORMATS[fmt].render(doc))
 
 
 def _print_seed_form(run: dict) -> None:
-    """Each measurement as its seed document printed it; fanin in the OTP page's format."""
-    for m in run["measurements"]:
-        if m["workload"] in SEED_BLOCKS and not m["warmup"]:
-            print(f"[{m['target']}/{m['variant']} repetition {m['repetition']}]")
-            print(SEED_BLOCKS[m["workload"]](m))
-    ring_points = {(s["params"]["n"], s["params"]["m"]) for s in run["summary"] if s["workload"] == "ring"}
-    if len(ring_points) > 1:
-        print(seed_ring.run_tables(run["summary"]))
-    if any(s["workload"] == "fanin" for s in run["summary"]):
-        print(otp.render({"runs": [run]}))
-    others = [s for s in run["summary"] if s["workload"] not in (*SEED_BLOCKS, "fanin")]
+    """Each workload's points as its seed document printed them (ring and chat: each
+    measurement's block; fanin: the OTP page's format); the others as the table."""
+    others = []
+    for name in workloads.order({s["workload"] for s in run["summary"]}):
+        text = workloads.plugin(name).seed_text(run)
+        if text is None:
+            others += [s for s in run["summary"] if s["workload"] == name]
+        elif text:
+            print(text)
     if others:
         headers, rows = tables.summary_rows(others)
         print(tables.render(headers, rows))
@@ -396,14 +400,7 @@ def cmd_logs(args) -> int:
 def cmd_export(args) -> int:
     store = _store(args)
     doc = results.run_document(store, [store.resolve(r) for r in args.runs])
-    if args.format == "json":
-        text = jsonio.dumps(doc, indent=2)
-    elif args.format == "md":
-        text = markdown.render(doc)
-    elif args.format == "csv":
-        text = csvfmt.render(doc)
-    else:
-        text = otp.render(doc)
+    text = registry.FORMATS[args.format].render(doc)
     if args.output:
         write_output(args.output, text)
         print(f"wrote {args.output}", file=sys.stderr)
@@ -424,18 +421,10 @@ def cmd_import(args) -> int:
                          f"(byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
     if "\0" in text:
         raise UsageError(f"{args.file}: not a msgbench results document: a binary file (it holds NUL bytes)")
-    if "Scenario:" in text and not text.lstrip().startswith("{"):
-        try:
-            runs = otp_import.runs_from_text(text, str(args.file))
-        except otp.ParseError as exc:
-            raise UsageError(f"{args.file}: {exc}") from None
-    else:
-        try:
-            doc = jsonio.loads(text)
-        except jsonio.JSONError as exc:
-            raise UsageError(f"{args.file}: neither a msgbench JSON document nor the Erlang/OTP page's format "
-                             f"({exc})") from None
-        runs = results.check_document(doc, str(args.file))
+    try:
+        runs = registry.read(text, str(args.file))["runs"]
+    except registry.FormatError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
     store = _store(args)
     for run in runs:
         run_id = store.import_run(run, str(args.file))

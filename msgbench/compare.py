@@ -1,9 +1,9 @@
 """A/B comparison of two runs: per matching point, medians, ratio and significance."""
 
-import json
 from math import comb
 
 from msgbench import spec, stats
+from msgbench.points import describe, same_point_key
 
 ALPHA = 0.05
 
@@ -14,7 +14,7 @@ def _points(run: dict) -> dict:
     for m in run["measurements"]:
         if m["warmup"]:
             continue
-        key = (m["workload"], m["target"], m["variant"], json.dumps(m["params"], sort_keys=True))
+        key = same_point_key(m)
         entry = points.setdefault(key, {"m": m, "values": {}, "statuses": []})
         entry["statuses"].append(m["status"])
         if m["status"] == "ok":
@@ -31,7 +31,7 @@ def compare_runs(run_a: dict, run_b: dict, metric: str | None = None) -> list[di
         wl = spec.workload(key[0])
         name = metric or wl.primary_metric
         row = {"workload": key[0], "target": key[1], "variant": key[2],
-               "point": _point_label(a["m"]), "metric": name}
+               "point": describe(a["m"]["params"], first=a["m"].get("sweep")), "metric": name}
         va, vb = a["values"].get(name, []), b["values"].get(name, [])
         if not va or not vb:
             row["verdict"] = (f"no numbers to compare (A: {', '.join(sorted(set(a['statuses'])))}; "
@@ -59,24 +59,3 @@ def _verdict(row: dict, better: str, test: stats.UTest) -> str:
         return f"B differs by {change:+.1%} (p = {test.p_value:.3f})"
     improved = change > 0 if better == "higher" else change < 0
     return f"B is {'better' if improved else 'worse'}: {change:+.1%} (p = {test.p_value:.3f})"
-
-
-def _point_label(m: dict) -> str:
-    """The point's parameters, the swept one first; a fanin mix as `50% exit_signal:10+...`."""
-    params = m["params"]
-    order = sorted(params, key=lambda k: k != m.get("sweep"))
-    return " ".join(f"{k}={_shown(params[k])}" for k in order)
-
-
-def _shown(value) -> str:
-    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
-        return "+".join(_share(v) for v in value)
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
-
-
-def _share(share: dict) -> str:
-    if {"percent", "kind", "size"} <= share.keys():
-        return f"{share['percent']:g}% {share['kind']}:{share['size']}"
-    return json.dumps(share, separators=(",", ":"))

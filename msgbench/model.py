@@ -6,15 +6,12 @@ that matter most live in one place: a point whose summary is not `ok` carries it
 status (n/a or failed) and no number, never a zero.
 """
 
-import json
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from msgbench import results, spec
-
-# Sections come in the seeds' order; workloads not listed follow alphabetically.
-WORKLOAD_ORDER = ("ring", "fanin", "socket", "pubsub", "chat")
+from msgbench.points import canonical, value_text
 
 
 @dataclass(frozen=True)
@@ -112,24 +109,18 @@ def summaries_of(run: dict) -> list[dict]:
     return results.summarize_run(measurements) if measurements else []
 
 
-def collect(doc: dict) -> list[WorkloadData]:
-    """Every workload in the document, in section order, with its summaries."""
+def collect(doc: dict, order: Callable[[Iterable[str]], list[str]] = sorted) -> list[WorkloadData]:
+    """Every workload in the document with its summaries; order sorts the workloads'
+    names (workloads.order: the sections' order)."""
     infos = run_infos(doc)
     by_workload: dict[str, list[Entry]] = {}
     for info, run in zip(infos, runs_of(doc), strict=True):
         for summary in summaries_of(run):
             by_workload.setdefault(summary["workload"], []).append(Entry(info, summary))
-    order = sorted(by_workload, key=lambda w: (
-        WORKLOAD_ORDER.index(w) if w in WORKLOAD_ORDER else len(WORKLOAD_ORDER), w))
-    return [WorkloadData(w, workload_spec(w), by_workload[w], infos) for w in order]
+    return [WorkloadData(w, workload_spec(w), by_workload[w], infos) for w in order(by_workload)]
 
 
 # ---------------------------------------------------------------- grouping
-
-
-def canonical(value: object) -> str:
-    """A stable text form of params, for grouping by value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def fixed_params(summary: dict, also_free: Iterable[str] = ()) -> dict:
@@ -160,15 +151,7 @@ def distinguishing(param_sets: list[dict]) -> list[dict]:
 
 
 def describe_params(params: dict) -> str:
-    return ", ".join(f"{k}={_short(v)}" for k, v in params.items())
-
-
-def _short(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(v, dict) and "kind" in v for v in value):
-        return "+".join(f"{v.get('percent', 100):g}%{v['kind']}:{v.get('size')}" for v in value)
-    return canonical(value)
+    return ", ".join(f"{k}={value_text(v)}" for k, v in params.items())
 
 
 def series_label(entry: Entry, multi_run: bool) -> str:

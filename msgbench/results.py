@@ -4,19 +4,13 @@ This is the one shape every output is drawn from (terminal tables, JSON, CSV,
 Markdown, the HTML report and the results page); docs/results-format.md describes it.
 """
 
-import json
 from collections import defaultdict
 
 from msgbench import spec, stats
+from msgbench.points import point_key
 
 FORMAT_NAME = "msgbench-results"
 FORMAT_VERSION = 1
-
-
-def point_key(m: dict) -> tuple:
-    """Measurements of one point share scenario, target, variant and every parameter."""
-    return (m["scenario"], m["workload"], m["target"], m["variant"],
-            json.dumps(m["params"], sort_keys=True))
 
 
 def summarize_run(measurements: list[dict]) -> list[dict]:

@@ -150,7 +150,7 @@ def _variants(target: targets.Target, workload: str, choice: str, measured: set[
 def _resolve(wl: spec.Workload, given: dict) -> dict:
     try:
         params = spec.resolve_params(wl, given)
-        workloads.check(wl.name, params)
+        workloads.plugin(wl.name).check(params)
     except spec.ParamError as exc:
         raise PlanError(str(exc)) from None
     return params
@@ -267,7 +267,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         return outcome
 
     try:
-        outcome = workloads.measure(wl.name, job.params, run_once)
+        outcome = workloads.plugin(wl.name).measure(job.params, run_once)
     except services.ServiceError as exc:
         outcome = Outcome(status="failed", error=str(exc))
         job.stopped = "service"

@@ -1,10 +1,10 @@
 """Plain-text tables for the terminal and Markdown."""
 
 import html
-import json
 import re
 
 from msgbench import spec
+from msgbench.points import canonical
 
 
 def human(value: float | None) -> str:
@@ -54,14 +54,14 @@ def reference_medians(summary: list[dict]) -> dict[tuple, float]:
         if s.get("variant_label") == "reference" and s["status"] == "ok":
             metric = spec.workload(s["workload"]).primary_metric
             if metric in s["metrics"]:
-                point = (s["scenario"], json.dumps(s["params"], sort_keys=True))
+                point = (s["scenario"], canonical(s["params"]))
                 for measured in s.get("reference_for") or [None]:  # the variant's, in its summary
                     found[(*point, measured)] = s["metrics"][metric]["median"]
     return found
 
 
 def reference_for(references: dict[tuple, float], s: dict) -> float | None:
-    point = (s["scenario"], json.dumps(s["params"], sort_keys=True))
+    point = (s["scenario"], canonical(s["params"]))
     return references.get((*point, s["target"]), references.get((*point, None)))
 
 

@@ -15,7 +15,7 @@ def test_points_that_differ_only_in_their_mix_get_different_labels():
     run_b = {"measurements": _fanin(1, [20, 21, 22, 23, 24]) + _fanin(100, [5, 5, 5, 5, 5])}
     rows = compare_runs(run_a, run_b)
     labels = [row["point"] for row in rows]
-    assert labels == ["senders=4 duration_ms=200 mix=100% message:1",
-                      "senders=4 duration_ms=200 mix=100% message:100"]
+    assert labels == ["senders=4 duration_ms=200 mix=100%message:1",
+                      "senders=4 duration_ms=200 mix=100%message:100"]
     assert rows[0]["verdict"].startswith("B is better: +83.3%")
     assert rows[1]["verdict"].startswith("not significant")

@@ -1,6 +1,7 @@
 import pytest
 
 from msgbench.cli import main
+from msgbench.points import value_text
 from msgbench.spec import ParamError
 from msgbench.worker import Outcome
 from msgbench.workloads import fanin
@@ -55,3 +56,9 @@ def test_otp_method_takes_send_and_receive_from_two_runs():
 def test_bad_fanin_input_refused_before_launch(fake_targets, capsys, args, words):
     assert main(["run", "fanin", "--target", "fake", "--no-build", *args]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_a_mix_prints_as_the_command_line_takes_it():
+    mix = [{"percent": 50.0, "kind": "exit_signal", "size": 10}, {"percent": 50.0, "kind": "message", "size": 10}]
+    assert value_text(mix) == "50%exit_signal:10+50%message:10"
+    assert fanin.parse_value("mix", value_text(mix)) == mix

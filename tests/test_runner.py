@@ -150,7 +150,7 @@ def test_import_refuses_a_broken_document(fake_targets, tmp_path, capsys):
     assert "runs[0]: 'created_at' is missing" in capsys.readouterr().err
     bad.write_text("{not json")
     assert run_cli("import", str(bad)) == 2
-    assert "not valid JSON at line 1, column 2" in capsys.readouterr().err
+    assert "bad.json: line 1, column 2: invalid JSON" in capsys.readouterr().err
 
 
 def test_seed_format_prints_the_seed_block(fake_targets, capsys):

@@ -1,4 +1,5 @@
-from msgbench.formats import seed_chat, seed_ring
+from msgbench.workloads import chat as seed_chat
+from msgbench.workloads import ring as seed_ring
 
 
 def test_chat_block_is_the_seeds_with_the_drain_said_after_it():

@@ -2,13 +2,24 @@
 
 Every string from a run is escaped (tables.md_text, md_cell, md_code): a label or a
 note holding HTML or a `|` must neither render as HTML nor break the table.
+
+The whole results document follows in an HTML comment, which Markdown renderers do not
+show, so that Markdown pasted into an issue or a wiki can be imported again whole
+(`msgbench import`, the results page); `show --format md` leaves it out. In it `<`,
+`>` and `&` are written as JSON's \\u003c, \\u003e and \\u0026, so no text of a run
+can end the comment.
 """
 
-from msgbench import tables
+import re
+
+from msgbench import jsonio, tables
 from msgbench.tables import md_code, md_text
 
+EMBED_MARK = "msgbench-results-document"
+_EMBEDDED = re.compile(r"<!-- " + EMBED_MARK + r"\n(.*?)\n-->", re.S)
 
-def render(doc: dict) -> str:
+
+def render(doc: dict, *, embed: bool = True) -> str:
     parts = []
     for run in doc["runs"]:
         meta = run["metadata"]
@@ -30,4 +41,16 @@ def render(doc: dict) -> str:
                     for s in run["summary"] for w in s["warnings"]]
         if warnings:
             parts.append("## Warnings\n\n" + "\n".join(warnings) + "\n")
+    if embed:
+        parts.append(f"<!-- {EMBED_MARK}\n{_comment_safe(jsonio.dumps(doc))}\n-->\n")
     return "\n".join(parts)
+
+
+def _comment_safe(text: str) -> str:
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def embedded_document(text: str) -> str | None:
+    """The JSON document render() put at the end of the Markdown, if it is there."""
+    found = _EMBEDDED.search(text)
+    return found.group(1) if found else None

@@ -15,7 +15,8 @@ msgbench extension: a point without a number is written `n/a` (unsupported) or
 
 import re
 
-from msgbench.report import model
+from msgbench import model
+from msgbench.points import canonical
 
 SEND = "Send Throughput"
 RECEIVE = "Receive Throughput"
@@ -78,7 +79,7 @@ def titles(summary: dict) -> dict[str, str]:
 def scenario_key(summary: dict) -> str:
     """What makes two fanin points the same graph: every param but senders, and the options."""
     fixed = {k: v for k, v in (summary.get("params") or {}).items() if k != "senders"}
-    return model.canonical([fixed, spawn_options(summary)])
+    return canonical([fixed, spawn_options(summary)])
 
 
 def graphs_from_doc(doc: dict) -> list[dict]:

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from importlib import resources
 
 import msgbench
-from msgbench.report import model
-from msgbench.report.workloads import section
+from msgbench import model, workloads
+from msgbench.report.sections import section
 
 _STATIC = resources.files("msgbench.report") / "static"
 _METADATA_FIELDS = (
@@ -59,7 +59,7 @@ def _script_hash(source: str) -> str:
 
 
 def sections_of(doc: dict) -> list[dict]:
-    return [section(data) for data in model.collect(doc)]
+    return [section(data) for data in model.collect(doc, workloads.order)]
 
 
 def render_html(doc: dict, *, title: str | None = None) -> str:

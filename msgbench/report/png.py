@@ -16,7 +16,8 @@ matplotlib.use("Agg")  # before pyplot: never look for a display
 import matplotlib.pyplot as plt
 from matplotlib import colors, ticker, transforms
 
-from msgbench.report import figures, html
+from msgbench import figures
+from msgbench.report import html
 
 _MARKERS = ("o", "s", "^", "D")
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",

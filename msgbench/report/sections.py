@@ -1,32 +1,14 @@
-"""Each workload's pictures, one small module per workload, registered here.
-
-A module has `build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]`
-returning figure and table descriptions (see figures.py). A workload without a
-module gets the generic section: its primary metric against x, per scenario.
-Adding a workload's pictures = one module + one line in BUILDERS.
+"""A workload's section of the report: its plug-in's pictures (workloads/<name>.py,
+the generic ones for a workload without a module), then every summary in a table.
 """
 
-from collections.abc import Callable
-
-from msgbench.report import figures, model
-from msgbench.report.workloads import chat, fanin, generic, pubsub, ring, socket
-
-Builder = Callable[[model.WorkloadData, figures.Ids], list[dict]]
-
-BUILDERS: dict[str, Builder] = {
-    "ring": ring.build,
-    "fanin": fanin.build,
-    "socket": socket.build,
-    "pubsub": pubsub.build,
-    "chat": chat.build,
-}
+from msgbench import figures, model, workloads
+from msgbench.workloads import generic
 
 
 def section(data: model.WorkloadData) -> dict:
-    """The workload's section: its own pictures, then every summary in a table."""
     ids = figures.Ids(data.workload)
-    build = BUILDERS.get(data.workload, generic.build)
-    items = build(data, ids)
+    items = workloads.plugin(data.workload).section(data, ids)
     wl = data.spec
     return {
         "id": ids.prefix,

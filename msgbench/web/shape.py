@@ -13,13 +13,11 @@ suite's own output of the same scenario land on the same axes.
 
 import json
 
-from msgbench import jsonio, results
-from msgbench.formats import csvfmt, otp
-from msgbench.report import figures, model
+from msgbench import figures, model, workloads
+from msgbench.formats import otp, registry
+from msgbench.workloads import fanin
 
-FORMATS = {"json": "msgbench-json", "csv": "csv", "otp": "otp"}
-OTP_AXES = {"x_label": "# of Processes", "y_label": "Operations/Second", "better": "higher",
-            "x_ticks": "data"}
+FORMATS = {"json": "msgbench-json", "csv": "csv", "md": "markdown", "otp": "otp"}
 
 
 class InputError(ValueError):
@@ -37,46 +35,20 @@ class InputError(ValueError):
 
 
 def parse_text(text: str, name: str) -> dict:
-    """A source from pasted text in any of the three formats."""
+    """A source from pasted text in any format msgbench writes (formats/registry.py)."""
     body = text.lstrip("\ufeff")
-    if not body.strip():
-        raise InputError("the input is empty", line=1, column=1)
-    first = body.lstrip()[0]
-    head = next((line.strip() for line in body.splitlines() if line.strip()), "")
-    if first in "{[":
-        return from_document(_load_json(body), name, "json")
-    if head.startswith("run_id,") or head.startswith('"run_id"'):
-        try:
-            doc = csvfmt.parse(body)
-        except csvfmt.ParseError as err:
-            raise InputError(err.reason, line=err.line, column=err.column, fmt="csv") from None
-        return from_document(doc, name, "csv")
-    if "Scenario:" in body or "#BENCHMARK" in body.upper():
-        try:
-            graphs = otp.parse(body)
-        except otp.ParseError as err:
-            raise InputError(err.reason, line=err.line, column=err.column, fmt="otp") from None
-        return from_otp(graphs, name)
-    raise InputError("cannot tell the format: expected a msgbench JSON document (starting "
-                     "with '{'), a msgbench CSV export (a header starting 'run_id,'), or "
-                     "Erlang/OTP benchmark output ('Scenario: ...$' lines)", line=1, column=1)
-
-
-def _load_json(text: str) -> dict:
     try:
-        doc = json.loads(text, parse_constant=jsonio.refuse_constant, parse_float=jsonio.finite_float)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON: {err.msg}", line=err.lineno, column=err.colno,
-                         fmt="json") from None
-    except (jsonio.JSONError, RecursionError) as err:
-        reason = str(err) if isinstance(err, jsonio.JSONError) else "nested too deeply"
-        raise InputError(f"invalid JSON: {reason}", fmt="json") from None
-    try:
-        results.check_document(doc, "the document")
-    except results.DocumentError as err:
-        raise InputError(str(err), fmt="json") from None
+        fmt = registry.sniff(body)
+        if fmt.name == "otp":  # drawn as the OTP page draws it, row labels and all
+            try:
+                return from_otp(otp.parse(body), name)
+            except otp.ParseError as err:
+                raise registry.FormatError(err.reason, "otp", err.line, err.column) from None
+        doc = fmt.read(body, "the document")
+    except registry.FormatError as err:
+        raise InputError(err.reason, line=err.line, column=err.column, fmt=err.format or None) from None
     _check_summaries(doc)
-    return doc
+    return from_document(doc, name, fmt.name)
 
 
 def _check_summaries(doc: dict) -> None:
@@ -99,31 +71,15 @@ def _check_summaries(doc: dict) -> None:
 
 def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
     graphs = []
-    for data in model.collect(doc):
-        if data.workload == "fanin":
-            graphs += _fanin_graphs(data)
+    for data in model.collect(doc, workloads.order):
+        graphs += workloads.plugin(data.workload).page_graphs(data)
         graphs += _scenario_graphs(data)
     return {"name": name, "format": FORMATS[fmt], "graphs": graphs}
 
 
-def _fanin_graphs(data: model.WorkloadData) -> list[dict]:
-    """Send and receive throughput per scenario, keyed like the OTP page's graphs."""
-    scenarios = model.group_by(data.entries, lambda e: otp.scenario_key(e.summary))
-    graphs = []
-    for entries, extra in zip(scenarios.values(), otp.title_extras(scenarios), strict=True):
-        subtitle = model.describe_params(extra)
-        for kind, title in otp.titles(entries[0].summary).items():
-            series = model.series_traces(data, entries, otp.METRICS[kind],
-                                         x_of=lambda e: e.params.get("senders"))
-            graphs.append({"key": "otp|" + otp.graph_key(title) + ("|" + subtitle if extra else ""),
-                           "title": title, "subtitle": subtitle, "primary": True,
-                           "series": series, **OTP_AXES})
-    return graphs
-
-
 def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
     """Every other metric of every scenario: against the swept param, or per scenario."""
-    skip = set(otp.METRICS.values()) if data.workload == "fanin" else set()
+    skip = workloads.plugin(data.workload).page_skips
     graphs = []
     for (scenario, sweep, fixed), entries in model.scenario_groups(data.entries).items():
         x_of = None if sweep else (lambda e: e.summary["scenario"])
@@ -154,5 +110,5 @@ def from_otp(graphs: list[dict], name: str) -> dict:
                       zip(graph["x"], row["values"], row["status"], strict=True)]
             series.append(model.trace(row["label"], points))
         shaped.append({"key": "otp|" + otp.graph_key(graph["title"]), "title": graph["title"],
-                       "subtitle": "", "primary": True, "series": series, **OTP_AXES})
+                       "subtitle": "", "primary": True, "series": series, **fanin.OTP_AXES})
     return {"name": name, "format": "otp", "graphs": shaped}

@@ -1,38 +1,23 @@
-"""Workload-specific rules that the declarative spec cannot state.
+"""The workloads' plug-ins: one registry, one Plugin per workload (plugin.py).
 
-Most of a workload lives in spec/workloads/<name>.json. A workload that needs more
-(a parameter with a command-line shorthand, a structural check the spec's
-"requires" expressions cannot state, a method that takes two worker runs per
-measurement) registers a module here defining any of parse_value(name, text),
-check(params) and measure(params, run_once).
+Adding a workload: spec/workloads/<name>.json, and, only if it needs more than the
+spec states, msgbench/workloads/<name>.py with a PLUGIN listed below.
 """
 
-from collections.abc import Callable
+from msgbench.workloads import chat, fanin, pubsub, ring, socket
+from msgbench.workloads.plugin import Plugin
 
-from msgbench.workloads import fanin
+__all__ = ["PLUGINS", "Plugin", "order", "plugin"]
 
-_HOOKS = {"fanin": fanin}
-
-
-def _hook(workload: str, name: str):
-    """The workload module's function of that name, if it defines one."""
-    return getattr(_HOOKS.get(workload), name, None)
+PLUGINS: dict[str, Plugin] = {p.name: p for p in (
+    ring.PLUGIN, fanin.PLUGIN, socket.PLUGIN, pubsub.PLUGIN, chat.PLUGIN)}
 
 
-def parse_value(workload: str, name: str, text: str):
-    """A parameter value from its command-line text, or None to use the spec's type."""
-    hook = _hook(workload, "parse_value")
-    return hook(name, text) if hook else None
+def plugin(workload: str) -> Plugin:
+    """The workload's plug-in; the generic one for a workload with no module."""
+    return PLUGINS.get(workload) or Plugin(name=workload)
 
 
-def check(workload: str, params: dict) -> None:
-    """Raise spec.ParamError for combinations of parameters the workload refuses."""
-    hook = _hook(workload, "check")
-    if hook:
-        hook(params)
-
-
-def measure(workload: str, params: dict, run_once: Callable[[dict], object]):
-    """One measurement: usually one worker run; a workload may combine several."""
-    hook = _hook(workload, "measure")
-    return hook(params, run_once) if hook else run_once(params)
+def order(workloads) -> list[str]:
+    """Workload names in section order: the plug-ins' order, then by name."""
+    return sorted(workloads, key=lambda w: (plugin(w).order, w))

@@ -7,7 +7,7 @@ with the scenario on the (category) x axis.
 
 import json
 
-from msgbench.report import figures, model
+from msgbench import figures, model
 
 _ARROWS = {"higher": " ↑", "lower": " ↓"}
 

@@ -3,15 +3,16 @@ as in the seed's figure 5; one chart per scenario, traces split by whatever else
 varies (one or two source threads, batching).
 """
 
-from msgbench.report import figures, model
-from msgbench.report.workloads import generic
+from msgbench import figures, model
+from msgbench.workloads import generic
+from msgbench.workloads.plugin import Plugin
 
 PAYLOAD = "payload_bytes"
 MESSAGES = "msgs_per_s"
 PAYLOAD_RATE = "payload_bits_per_s"
 
 
-def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
+def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
     items = []
     for scenario, entries in model.group_by(data.entries,
                                             lambda e: e.summary["scenario"]).items():
@@ -31,3 +32,6 @@ def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
             y2_label="payload bits/s (dashed)", traces=traces,
             note="at the receivers; higher is better; error bars: min–max of the repetitions"))
     return items or generic.build(data, ids)
+
+
+PLUGIN = Plugin(name="pubsub", order=4, section=section)

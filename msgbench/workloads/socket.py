@@ -5,8 +5,9 @@ Everything else that varies (sockets 1 or 16, binary or list data) splits the tr
 of one chart rather than making more charts, as the seed compares them on one plot.
 """
 
-from msgbench.report import figures, model
-from msgbench.report.workloads import generic
+from msgbench import figures, model
+from msgbench.workloads import generic
+from msgbench.workloads.plugin import Plugin
 
 SIZE = "size"
 CHARTS = (
@@ -18,7 +19,7 @@ CHARTS = (
 PLACEMENTS = ("local", "remote")
 
 
-def build(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
+def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
     items = []
     for mode, metric, title, y_label, note in CHARTS:
         for placement in PLACEMENTS:
@@ -51,3 +52,6 @@ def _without_lists_elsewhere(data: model.WorkloadData, entries: list[model.Entry
         else:
             drawn += members
     return drawn, absent
+
+
+PLUGIN = Plugin(name="socket", order=3, section=section)

@@ -11,9 +11,8 @@ import threading
 import pytest
 from playwright.sync_api import expect
 
-from msgbench import report
+from msgbench import model, report
 from msgbench.formats import otp
-from msgbench.report import model
 from msgbench.web import make_server
 
 pytestmark = pytest.mark.browser

@@ -2,7 +2,8 @@
 
 import pytest
 
-from msgbench.report import figures, html, model
+from msgbench import figures, model, workloads
+from msgbench.report import html
 
 
 def entries(doc, workload):
@@ -10,7 +11,8 @@ def entries(doc, workload):
 
 
 def test_sections_come_in_seed_order_then_alphabetical(one_run):
-    assert [d.workload for d in model.collect(one_run)] == ["ring", "fanin", "socket"]
+    assert [d.workload for d in model.collect(one_run, workloads.order)] == ["ring", "fanin", "socket"]
+    assert workloads.order(["zeta", "chat", "alpha", "ring"]) == ["ring", "chat", "alpha", "zeta"]
 
 
 def test_warmups_are_not_summarised(one_run):

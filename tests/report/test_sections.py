@@ -1,6 +1,7 @@
 """Each workload's pictures: what the ring, fanin and generic sections contain."""
 
-from msgbench.report import figures, model, workloads
+from msgbench import figures, model, workloads
+from msgbench.report.sections import section
 from tests.report.report_fixtures import FANIN_SENDERS, RING_MS, RING_NS
 
 OTP_SEND_1 = ("Scenario: Send Throughput, send_duration=1000 ms,  100.000000% {message_size,1}, "
@@ -8,7 +9,7 @@ OTP_SEND_1 = ("Scenario: Send Throughput, send_duration=1000 ms,  100.000000% {m
 
 
 def section_of(doc, workload):
-    return workloads.section(next(d for d in model.collect(doc) if d.workload == workload))
+    return section(next(d for d in model.collect(doc) if d.workload == workload))
 
 
 def kinds(section):
@@ -65,7 +66,7 @@ def test_ring_heatmap_is_hops_per_s_over_n_and_m_with_one_colour_scale(one_run):
 def test_ring_sweeping_m_at_one_n_draws_passing_time_vs_m(one_run):
     data = next(d for d in model.collect(one_run) if d.workload == "ring")
     data.entries = [e for e in data.entries if e.params["n"] == 1000]
-    items = workloads.section(data)["items"]
+    items = section(data)["items"]
     assert items[1]["title"] == "Passing time vs laps, n = 1,000"
     assert items[1]["traces"][0]["x"] == list(RING_MS)
 
@@ -135,11 +136,11 @@ def test_every_section_ends_with_a_table_of_all_summaries(one_run):
     assert {"n/a", "failed"} <= statuses
 
 
-def test_registering_a_module_is_one_line(one_run, monkeypatch):
+def test_a_plugin_section_is_what_the_report_draws(one_run, monkeypatch):
     def socket_pictures(data, ids):
         return [figures.table(ids.next(), "custom", ["a"], [[figures.cell("1")]])]
 
-    monkeypatch.setitem(workloads.BUILDERS, "socket", socket_pictures)
+    monkeypatch.setitem(workloads.PLUGINS, "socket", workloads.Plugin(name="socket", section=socket_pictures))
     assert [i["title"] for i in section_of(one_run, "socket")["items"]] == ["custom"]
 
 

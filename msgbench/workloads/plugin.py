@@ -1,0 +1,56 @@
+"""What a workload may add to its spec (spec/workloads/<name>.json): one Plugin object.
+
+Most of a workload is data in its spec. A workload that needs more defines a Plugin
+in msgbench/workloads/<name>.py and lists it in msgbench/workloads/__init__.py; every
+field has a default, so a workload without a module (or a field it leaves out) gets
+the generic behaviour.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from msgbench import figures, model
+from msgbench.workloads import generic
+
+
+def _no_special_value(name: str, text: str):
+    return None
+
+
+def _nothing_to_check(params: dict) -> None:
+    return None
+
+
+def _one_worker_run(params: dict, run_once: Callable[[dict], object]):
+    return run_once(params)
+
+
+def _no_seed_text(run: dict) -> None:
+    return None
+
+
+def _no_page_graphs(data: model.WorkloadData) -> list[dict]:
+    return []
+
+
+@dataclass(frozen=True)
+class Plugin:
+    name: str
+    # Where the workload's section comes in the report, the page and `show`
+    # (the seeds' order: ring, fanin, socket, pubsub, chat); unknown workloads last.
+    order: int = 99
+    # parse_value(name, text): a -p value written in a shorthand (fanin's mix), or None
+    # to read it by the spec's type.
+    parse_value: Callable[[str, str], object] = _no_special_value
+    # check(params): raise spec.ParamError for what the spec's "requires" cannot state.
+    check: Callable[[dict], None] = _nothing_to_check
+    # measure(params, run_once): one measurement; usually one worker run.
+    measure: Callable = _one_worker_run
+    # section(data, ids): the report's pictures (figures.py descriptions).
+    section: Callable[[model.WorkloadData, figures.Ids], list[dict]] = generic.build
+    # seed_text(run): the run's points in the seed document's own text, or None.
+    seed_text: Callable[[dict], str | None] = _no_seed_text
+    # page_graphs(data): graphs the results page draws before the generic per-metric
+    # ones, and the metrics those graphs already show (page_skips).
+    page_graphs: Callable[[model.WorkloadData], list[dict]] = _no_page_graphs
+    page_skips: frozenset = field(default_factory=frozenset)
