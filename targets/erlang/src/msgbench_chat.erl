@@ -11,7 +11,7 @@
 %%
 %% as {post, PeerIndex, Message} up to the group and as Message itself
 %% down, where Message = {chat, GroupId, UserId, SentAt, Body}: the sender's
-%% group and user, its send time (erlang:monotonic_time(), native units)
+%% group and user, its send time (erlang:monotonic_time(nanosecond))
 %% and the body. The client picks the peer uniformly among the other
 %% members of its group.
 %%
@@ -32,7 +32,7 @@
 %% message shares it (the VM does not copy literals when it sends).
 -define(TEXT, <<"I've been mad for fucking years—absolutely years"/utf8>>).
 
-%% Times are in native units of erlang:monotonic_time().
+%% Times are in ns of erlang:monotonic_time(nanosecond) (msgbench_measure:now/0).
 -type config() :: #{groups := pos_integer(),
                     clients_per_group := pos_integer(),
                     duration := pos_integer(),
@@ -47,7 +47,7 @@
                     %% stress: yield after each send-and-take round
                     yield := boolean()}.
 
--type measurement() :: #{setup := non_neg_integer(),      % native units
+-type measurement() :: #{setup := non_neg_integer(),      % ns
                          send_window := non_neg_integer(),
                          drain := non_neg_integer(),
                          sent := non_neg_integer(),
@@ -58,9 +58,9 @@
                          users := non_neg_integer(),
                          stored := non_neg_integer(),
                          max_held := non_neg_integer(),
-                         latency_p50 := non_neg_integer(),
-                         latency_p99 := non_neg_integer(),
                          latency_max := non_neg_integer(),
+                         %% [[bucket, count]], the harness's layout
+                         latency := [[non_neg_integer()]],
                          latency_samples := non_neg_integer(),
                          processes := pos_integer(),
                          runtime_memory_bytes := pos_integer()}.
@@ -74,7 +74,6 @@
                  delay :: non_neg_integer(),
                  message :: text | binary,
                  yield :: boolean(),
-                 native_per_ms :: pos_integer(),
                  counters :: counters:counters_ref(), % ?DRAINED, ?RELEASED, ?DRAIN_OVER
                  merged :: msgbench_chat_histogram:merged(),
                  user :: pid() | undefined,
@@ -91,11 +90,12 @@
 %% clients send: Erlang mailboxes are unbounded, and a stress run whose
 %% groups fall behind grows their queues without limit.
 -define(MEMORY_CHECK_MS, 100).
-%% How far ahead of the release the start is (native units): enough for
+%% How far ahead of the release the start is (ns): enough for
 %% every client to take its go message first (a few microseconds each; see
 %% measure/3).
--define(RELEASE_MARGIN_FIXED, erlang:convert_time_unit(20, millisecond, native)).
--define(RELEASE_MARGIN_PER_CLIENT, erlang:convert_time_unit(10, microsecond, native)).
+-define(RELEASE_MARGIN_FIXED, 20000000).
+-define(RELEASE_MARGIN_PER_CLIENT, 10000).
+-define(NS_PER_MS, 1000000).
 %% How often the coordinator adds up the deliveries during the drain.
 -define(DRAIN_POLL_MS, 1).
 %% How long the users get to answer the final report.
@@ -136,7 +136,6 @@ measure(Top, SetupStart, #{groups := G, clients_per_group := CPG, duration := Du
                        delay = maps:get(listener_delay, Config),
                        message = maps:get(message, Config),
                        yield = maps:get(yield, Config),
-                       native_per_ms = erlang:convert_time_unit(1, millisecond, native),
                        counters = Counters, merged = Merged},
     {Clients, Users} = build(1, G, {GroupSup, maps:get(message_queue_data, Config)}, UserSup,
                              History, Template, [], []),
@@ -176,23 +175,21 @@ measure(Top, SetupStart, #{groups := G, clients_per_group := CPG, duration := Du
     lists:foreach(fun(Client) -> Client ! {finish, self()} end, Clients),
     Final = collect_final(N, Top, #{received => 0, received_in_window => 0, cross_group => 0,
                                     self_deliveries => 0, latency_max => 0, last => Start}),
-    #{latency_max := Max, last := Last} = Final,
+    #{last := Last} = Final,
     Finished = msgbench_measure:now(),
     Reports = report(Users, Top),
     log("setup ~.1f ms, release (sending go) ~.1f ms, all stopped T+~.1f ms, drain ~.1f ms, "
         "finish ~.1f ms, reports ~.1f ms",
         [ms(SetupStart, SetupEnd), ms(Release, Released), ms(Deadline, Stopped),
          ms(Stopped, DrainEnd), ms(DrainEnd, Finished), ms(Finished, msgbench_measure:now())]),
-    P50 = msgbench_chat_histogram:quantile(Merged, 0.50, Max),
-    P99 = msgbench_chat_histogram:quantile(Merged, 0.99, Max),
+    Latency = msgbench_chat_histogram:pairs(Merged),
     maps:merge(maps:without([last], Final),
                Reports#{setup => SetupEnd - SetupStart,
                         send_window => LastStop - Start,
                         drain => max(0, Last - Deadline),
                         sent => Sent,
-                        latency_p50 => P50,
-                        latency_p99 => P99,
-                        latency_samples => msgbench_chat_histogram:total(Merged),
+                        latency => Latency,
+                        latency_samples => lists:sum([Count || [_, Count] <- Latency]),
                         processes => G * (2 * CPG + 1) + ?SUPERVISORS,
                         runtime_memory_bytes => RuntimeMemory}).
 
@@ -227,7 +224,7 @@ seed() ->
     rand:uniform(1 bsl 58).
 
 wait_until(Deadline, Top, MemoryLimit) ->
-    case erlang:convert_time_unit(Deadline - msgbench_measure:now(), native, millisecond) of
+    case (Deadline - msgbench_measure:now()) div ?NS_PER_MS of
         Remaining when Remaining =< 0 ->
             ok;
         Remaining ->
@@ -290,13 +287,13 @@ collect_final(Pending, Top, Acc) ->
 report(Users, Top) ->
     Ref = make_ref(),
     lists:foreach(fun(User) -> User ! {report, self(), Ref} end, Users),
-    Until = msgbench_measure:now() + erlang:convert_time_unit(?REPORT_TIMEOUT_MS, millisecond, native),
+    Until = msgbench_measure:now() + ?REPORT_TIMEOUT_MS * ?NS_PER_MS,
     collect_reports(length(Users), Ref, Top, Until, #{users => 0, stored => 0, max_held => 0}).
 
 collect_reports(0, _Ref, _Top, _Until, Acc) ->
     Acc;
 collect_reports(Pending, Ref, Top, Until, #{users := N, stored := S, max_held := H} = Acc) ->
-    Timeout = max(0, erlang:convert_time_unit(Until - msgbench_measure:now(), native, millisecond)),
+    Timeout = max(0, (Until - msgbench_measure:now()) div ?NS_PER_MS),
     receive
         {Ref, Stored, Held} ->
             collect_reports(Pending - 1, Ref, Top, Until,
@@ -319,7 +316,7 @@ shut_down(Top) ->
     log("shutdown ~.1f ms", [ms(Begin, msgbench_measure:now())]).
 
 ms(From, To) ->
-    msgbench_measure:elapsed_ms(From, To).
+    (To - From) / ?NS_PER_MS.
 
 log(Format, Args) ->
     io:format(standard_error, "msgbench_chat: " ++ Format ++ "~n", Args).
@@ -345,7 +342,7 @@ client(#client{counters = Counters} = Template, Rng) ->
             case C#client.think of
                 0 ->
                     %% Nothing can arrive before the start: nobody sends.
-                    receive after timeout_ms(Start, C) -> ok end,
+                    receive after timeout_ms(Start) -> ok end,
                     stress(C, Rng, 0, 0, 0, 0, Start);
                 Think ->
                     %% The first send at a uniform phase in [0, think), in
@@ -353,9 +350,9 @@ client(#client{counters = Counters} = Template, Rng) ->
                     %% microseconds stays below 2^59, a small integer, for
                     %% any think up to the spec's hour (no bignum: see seed/0).
                     Rng1 = rand:mwc59(Rng),
-                    ThinkUs = erlang:convert_time_unit(Think, native, microsecond),
+                    ThinkUs = Think div 1000,
                     PhaseUs = ((rand:mwc59_value32(Rng1) bsr 5) * ThinkUs) bsr 27,
-                    Due = Start + erlang:convert_time_unit(PhaseUs, microsecond, native),
+                    Due = Start + PhaseUs * 1000,
                     schedule(Due, C, Rng1, 0, 0, 0, 0, Start)
             end
     end.
@@ -425,7 +422,7 @@ listen(Until, Next, #client{deadline = Deadline} = C, Rng, Sent, Received, InWin
                 false -> next(Next, Until, C, Rng, Sent, Received + 1, InWindow1,
                               max(Max, Latency), Now)
             end
-    after timeout_ms(Until, C) ->
+    after timeout_ms(Until) ->
             next(Next, Until, C, Rng, Sent, Received, InWindow, Max, Last)
     end.
 
@@ -435,10 +432,10 @@ next(realistic, Due, C, Rng, Sent, Received, InWindow, Max, Last) ->
     realistic(Due, C, Rng, Sent, Received, InWindow, Max, Last).
 
 %% Whole milliseconds until Until, rounded up: never wakes early.
-timeout_ms(Until, #client{native_per_ms = PerMs}) ->
+timeout_ms(Until) ->
     case Until - msgbench_measure:now() of
         Left when Left =< 0 -> 0;
-        Left -> (Left + PerMs - 1) div PerMs
+        Left -> (Left + ?NS_PER_MS - 1) div ?NS_PER_MS
     end.
 
 %% Picks the peer uniformly among the others (multiply-shift on 32 random

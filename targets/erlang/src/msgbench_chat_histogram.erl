@@ -1,36 +1,36 @@
-%% The chat workload's latency histogram: log-linear buckets, exact below
-%% 64 time units, then 64 buckets per power of two. A bucket is at most
-%% 1/64 of its lower bound wide, so its midpoint is within 1/128 (0.8%) of
-%% every value in it.
+%% The chat workload's latency histogram, in the harness's layout
+%% (msgbench/histogram.py; spec/README.md): log-linear, values in ns, exact
+%% below 128, then 64 buckets per power of two. For v >= 128:
+%% shift = bit_length(v) - 7, bucket = shift * 64 + (v bsr shift). The
+%% harness alone turns the counts into percentiles.
 %%
 %% Each receiving client records into its own histogram, kept in its
 %% process dictionary under the bucket numbers (small integers; the client
 %% keeps nothing else there under an integer key). That is the BEAM's one
 %% mutable per-process table: counting a sample rewrites one entry instead
 %% of rebuilding a map or tuple on every delivery, and memory is bounded by
-%% the buckets a client's latencies actually span (at most ?BUCKETS
-%% entries; a realistic client with a handful of deliveries holds a handful).
+%% the buckets a client's latencies actually span (a realistic client with a
+%% handful of deliveries holds a handful).
 %%
 %% After the drain every client adds its buckets into one shared counters
-%% array (merge/1), in parallel; the coordinator reads the quantiles from it.
+%% array (merge/1), in parallel; the coordinator reads it out as the sparse
+%% [[bucket, count], ...] list the result carries (pairs/1).
 -module(msgbench_chat_histogram).
 
--export([record/1, samples/0, new_merged/0, merge/1, bucket/1, bounds/1,
-         quantile/3, total/1]).
+-export([record/1, samples/0, new_merged/0, merge/1, bucket/1, pairs/1]).
 
 -export_type([merged/0]).
 
 -type merged() :: counters:counters_ref().
 
-%% Octave 0 holds 0..63 exactly; octave K >= 1 holds [2^(K+5), 2^(K+6)) in
-%% 64 buckets of 2^(K-1). 58 octaves reach past 2^63.
--define(SUB_BITS, 6).
 -define(SUB_BUCKETS, 64).
--define(OCTAVES, 58).
--define(BUCKETS, (?OCTAVES * ?SUB_BUCKETS)).
+-define(EXACT_BELOW, 128).
+%% The bucket of 2^63 - 1, the largest count of ns a signed 64-bit clock
+%% reaches: 56 * 64 + 127. Larger values are counted there.
+-define(LAST_BUCKET, 3711).
 
-%% Counts one latency in the calling process's histogram (negative counts
-%% as 0). Writes only integer keys of the process dictionary.
+%% Counts one latency (ns) in the calling process's histogram (negative
+%% counts as 0). Writes only integer keys of the process dictionary.
 -spec record(integer()) -> ok.
 record(Value) ->
     Bucket = bucket(Value),
@@ -48,7 +48,7 @@ samples() ->
 %% One shared array every client can add its buckets to at once.
 -spec new_merged() -> merged().
 new_merged() ->
-    counters:new(?BUCKETS, [write_concurrency]).
+    counters:new(?LAST_BUCKET + 1, [write_concurrency]).
 
 %% Adds the calling process's histogram into Merged.
 -spec merge(merged()) -> ok.
@@ -56,59 +56,26 @@ merge(Merged) ->
     lists:foreach(fun({Bucket, Count}) -> counters:add(Merged, Bucket + 1, Count) end,
                   samples()).
 
+%% The bucket of a value in ns.
 -spec bucket(integer()) -> non_neg_integer().
-bucket(Value) when Value < ?SUB_BUCKETS ->
+bucket(Value) when Value < ?EXACT_BELOW ->
     max(Value, 0);
 bucket(Value) ->
-    Top = top_bit(Value),                    % 2^Top =< Value < 2^(Top+1), Top >= 6
-    Shift = Top - ?SUB_BITS,
-    Octave = Shift + 1,
-    case Octave < ?OCTAVES of
-        true -> Octave * ?SUB_BUCKETS + (Value bsr Shift) - ?SUB_BUCKETS;
-        false -> ?BUCKETS - 1                % past 2^63: the last bucket
-    end.
+    Shift = bit_length(Value) - 7,
+    min(Shift * ?SUB_BUCKETS + (Value bsr Shift), ?LAST_BUCKET).
 
-%% The lowest value of a bucket and its width.
--spec bounds(non_neg_integer()) -> {non_neg_integer(), pos_integer()}.
-bounds(Bucket) when Bucket < ?SUB_BUCKETS ->
-    {Bucket, 1};
-bounds(Bucket) ->
-    Shift = Bucket div ?SUB_BUCKETS - 1,
-    Index = Bucket rem ?SUB_BUCKETS,
-    {(?SUB_BUCKETS + Index) bsl Shift, 1 bsl Shift}.
+%% The number of bits of Value >= 1.
+bit_length(Value) when Value >= 1 bsl 32 -> 32 + bit_length(Value bsr 32);
+bit_length(Value) when Value >= 1 bsl 16 -> 16 + bit_length(Value bsr 16);
+bit_length(Value) when Value >= 1 bsl 8 -> 8 + bit_length(Value bsr 8);
+bit_length(Value) when Value >= 1 bsl 4 -> 4 + bit_length(Value bsr 4);
+bit_length(Value) when Value >= 1 bsl 2 -> 2 + bit_length(Value bsr 2);
+bit_length(Value) when Value >= 2 -> 2;
+bit_length(_) -> 1.
 
-%% The position of the highest bit set (Value >= 1).
-top_bit(Value) when Value >= 1 bsl 32 -> 32 + top_bit(Value bsr 32);
-top_bit(Value) when Value >= 1 bsl 16 -> 16 + top_bit(Value bsr 16);
-top_bit(Value) when Value >= 1 bsl 8 -> 8 + top_bit(Value bsr 8);
-top_bit(Value) when Value >= 1 bsl 4 -> 4 + top_bit(Value bsr 4);
-top_bit(Value) when Value >= 1 bsl 2 -> 2 + top_bit(Value bsr 2);
-top_bit(Value) when Value >= 2 -> 1;
-top_bit(_) -> 0.
-
-%% Samples counted in Merged.
--spec total(merged()) -> non_neg_integer().
-total(Merged) ->
-    lists:sum([counters:get(Merged, I) || I <- lists:seq(1, ?BUCKETS)]).
-
-%% The Q-quantile (0 < Q =< 1) by nearest rank: the ceil(Q * count)-th
-%% smallest sample, as the midpoint of its bucket (exact below 64), never
-%% above Max, the largest sample, which the clients keep exactly. 0 when
-%% there are no samples.
--spec quantile(merged(), float(), non_neg_integer()) -> non_neg_integer().
-quantile(Merged, Q, Max) ->
-    Counts = [counters:get(Merged, I) || I <- lists:seq(1, ?BUCKETS)],
-    case lists:sum(Counts) of
-        0 -> 0;
-        Total -> Rank = min(max(ceil(Q * Total), 1), Total),
-                 at_rank(Counts, 0, Rank, 0, Max)
-    end.
-
-at_rank([Count | Rest], Bucket, Rank, Seen, Max) ->
-    case Seen + Count >= Rank of
-        true ->
-            {Lower, Width} = bounds(Bucket),
-            min(Lower + (Width - 1) div 2, Max);
-        false ->
-            at_rank(Rest, Bucket + 1, Rank, Seen + Count, Max)
-    end.
+%% Merged as the result's sparse histogram: [[Bucket, Count]] for every
+%% bucket with Count > 0, in bucket order.
+-spec pairs(merged()) -> [[non_neg_integer()]].
+pairs(Merged) ->
+    [[Bucket, Count] || Bucket <- lists:seq(0, ?LAST_BUCKET),
+                        Count <- [counters:get(Merged, Bucket + 1)], Count > 0].

@@ -34,7 +34,7 @@
 -type measurement() :: #{t_start := msgbench_measure:instant(),
                          t_senders_stopped := msgbench_measure:instant(),
                          t_last_receive := msgbench_measure:instant(),
-                         cpu_ms := non_neg_integer(),
+                         cpu_ns := non_neg_integer(),
                          sent_message := non_neg_integer(),
                          sent_exit_signal := non_neg_integer(),
                          received_message := non_neg_integer(),
@@ -59,10 +59,10 @@ run(#{senders := NrOfSenders, duration_ms := DurationMs, mix := Mix,
                   [monitor, {message_queue_data, QueueData}]),
     Senders = [spawn_link(?MODULE, sender, [Receiver, Coordinator, Mix])
                || _ <- lists:seq(1, NrOfSenders)],
-    CpuStart = msgbench_measure:cpu_ms(),
+    CpuStart = msgbench_measure:cpu_ns(),
     TStart = msgbench_measure:now(),
     [Sender ! start || Sender <- Senders],
-    Deadline = TStart + erlang:convert_time_unit(DurationMs, millisecond, native),
+    Deadline = TStart + DurationMs * 1000000,
     Watch = watch_memory(Deadline, MemoryLimit),
     [Sender ! stop || Sender <- Senders],
     case Watch of
@@ -74,16 +74,16 @@ run(#{senders := NrOfSenders, duration_ms := DurationMs, mix := Mix,
             {SentMessages, SentExits} = collect_sent_counts(NrOfSenders, 0, 0),
             TSendersStopped = msgbench_measure:now(),
             Received = await_receiver(Receiver, ReceiverMonitor),
-            CpuEnd = msgbench_measure:cpu_ms(),
+            CpuEnd = msgbench_measure:cpu_ns(),
             {ok, Received#{t_start => TStart,
                            t_senders_stopped => TSendersStopped,
-                           cpu_ms => CpuEnd - CpuStart,
+                           cpu_ns => CpuEnd - CpuStart,
                            sent_message => SentMessages,
                            sent_exit_signal => SentExits}}
     end.
 
 watch_memory(Deadline, Limit) ->
-    Remaining = erlang:convert_time_unit(Deadline - msgbench_measure:now(), native, microsecond),
+    Remaining = (Deadline - msgbench_measure:now()) div 1000,   % us
     case Remaining > 0 of
         false ->
             ok;

@@ -1,18 +1,13 @@
 %% Limits of the VM that a request may run into, checked before a
 %% measurement starts so that the worker answers with a resource error
-%% instead of failing halfway.
+%% instead of failing halfway. (Parameter ranges are the harness's: it
+%% checks them before any worker starts.)
 -module(msgbench_limits).
 
--export([process_headroom/2, process_headroom/3]).
+-export([process_headroom/2]).
 
 %% Needed more processes on top of those already running must fit under the
-%% VM's process limit (+P). Name and Value are the param that asked for them.
--spec process_headroom(binary(), term(), pos_integer()) ->
-          ok | {error, resource, iodata()}.
-process_headroom(Name, Value, Needed) ->
-    process_headroom([Name, " = ", msgbench_params:describe_value(Value)], Needed).
-
-%% The same, where What says which params asked for them and how.
+%% VM's process limit (+P). What says which params asked for them, and how.
 -spec process_headroom(iodata(), pos_integer()) -> ok | {error, resource, iodata()}.
 process_headroom(What, Needed) ->
     Limit = erlang:system_info(process_limit),

@@ -1,19 +1,18 @@
-%% The ring workload (spec/workloads/ring.json): from validated params to a
-%% run of msgbench_ring and the metrics and verify counts the spec names.
+%% The ring workload (spec/workloads/ring.json): from the request's params
+%% to a run of msgbench_ring and the raw facts and verify counts the spec
+%% names.
 -module(msgbench_ring_workload).
 
 -export([configure/2, measure/1]).
 
 -type config() :: #{n := pos_integer(), m := pos_integer(), payload := string()}.
 
--spec configure(#{binary() => term()}, msgbench_variants:variant()) ->
+-spec configure(msgbench_worker:request(), msgbench_options:options()) ->
           {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
-configure(#{<<"n">> := N, <<"m">> := M, <<"payload">> := Payload}, _Variant) ->
-    case msgbench_limits:process_headroom(<<"n">>, N, N) of
-        ok ->
-            {ok, #{n => N, m => M, payload => seed_like_payload(Payload)}};
-        Error ->
-            Error
+configure(#{<<"params">> := #{<<"n">> := N, <<"m">> := M, <<"payload">> := Payload}}, _Options) ->
+    case msgbench_limits:process_headroom(io_lib:format("n = ~w", [N]), N) of
+        ok -> {ok, #{n => N, m => M, payload => seed_like_payload(Payload)}};
+        Error -> Error
     end.
 
 %% The seed's token is the string "BOO!" written in its source: a list of
@@ -26,10 +25,9 @@ seed_like_payload(Payload) ->
     persistent_term:put(Key, unicode:characters_to_list(Payload)),
     persistent_term:get(Key).
 
--spec measure(config()) -> {ok, map(), map()}.
+-spec measure(config()) -> {ok, #{measured := map(), verify := map()}}.
 measure(#{n := N, m := M, payload := Payload}) ->
     Ring = msgbench_ring:run(N, M, Payload),
-    Metrics = maps:with([create_wall_ms, create_cpu_ms, pass_wall_ms, pass_cpu_ms,
-                         hops_per_s, spawns_per_s], Ring),
-    Verify = maps:with([hops, laps, links], Ring),
-    {ok, Metrics#{peak_rss_bytes => msgbench_measure:peak_rss_bytes()}, Verify}.
+    Measured = maps:with([create_wall_ns, create_cpu_ns, pass_wall_ns, pass_cpu_ns], Ring),
+    {ok, #{measured => Measured#{peak_rss_bytes => msgbench_measure:peak_rss_bytes()},
+           verify => maps:with([hops, laps, links], Ring)}}.

@@ -24,10 +24,10 @@
                  sockets := pos_integer(),
                  data := data(),
                  check_content := boolean(),
-                 active := msgbench_variants:socket_active()}.
+                 active := msgbench_options:socket_active()}.
 
 %% What the clients measured and counted (all sockets together, except
-%% elapsed, one per socket, in native units).
+%% elapsed, one per socket; times in ns).
 -type outcome() :: #{elapsed := [integer()],
                      wall := integer(),
                      sent := non_neg_integer(),
@@ -75,13 +75,13 @@ socket_options(Data) ->
 %% as long as it takes: the watchdog ends a connection that stalls. (A
 %% timeout on every read would start and cancel a timer per message: 20-25%
 %% of the throughput of 16-byte frames.)
--spec recv(gen_tcp:socket(), msgbench_variants:socket_active()) ->
+-spec recv(gen_tcp:socket(), msgbench_options:socket_active()) ->
           {ok, payload()} | {error, term()}.
 recv(Socket, Active) ->
     recv(Socket, Active, infinity).
 
 %% The same, for at most Timeout ms.
--spec recv(gen_tcp:socket(), msgbench_variants:socket_active(), timeout()) ->
+-spec recv(gen_tcp:socket(), msgbench_options:socket_active(), timeout()) ->
           {ok, payload()} | {error, term()}.
 recv(Socket, false, Timeout) ->
     gen_tcp:recv(Socket, 0, Timeout);
@@ -298,7 +298,7 @@ run(#{size := Size, messages := Messages, sockets := Sockets, data := Data} = Ru
         case await_connected(ById, Sockets) of
             ok ->
                 erlang:garbage_collect(),
-                Release = erlang:monotonic_time(),
+                Release = msgbench_measure:now(),
                 _ = [Pid ! {go, Coordinator} || {Pid, _} <- Clients],
                 collect(ById, Messages, Release, []);
             {error, _Lost, _Kind, _Message} = Error ->
@@ -414,18 +414,18 @@ client(Coordinator, Watchdog, K, Run, Source, Host, Port) ->
 
 %% {active, N} is set once and re-armed at each tcp_passive; {active, once}
 %% is armed by each recv/3; passive needs nothing.
--spec arm(gen_tcp:socket(), msgbench_variants:socket_active()) -> ok | {error, term()}.
+-spec arm(gen_tcp:socket(), msgbench_options:socket_active()) -> ok | {error, term()}.
 arm(Socket, N) when is_integer(N) -> inet:setopts(Socket, [{active, N}]);
 arm(_Socket, _Active) -> ok.
 
 sequence(Socket, #{mode := echo, messages := Messages, check_content := Check,
                    active := Active}, Frames) ->
     FrameBytes = payload_bytes(element(1, Frames)),
-    Start = erlang:monotonic_time(),
+    Start = msgbench_measure:now(),
     case echo(Socket, Active, Frames, tuple_size(Frames), Check, FrameBytes, Messages,
               0, 0, 0, 0, 0) of
         {ok, Sent, SentBytes, Received, ReceivedBytes, Mismatches} ->
-            Ended = erlang:monotonic_time(),
+            Ended = msgbench_measure:now(),
             {ok, #{elapsed => Ended - Start, ended => Ended,
                    sent => Sent, sent_bytes => SentBytes,
                    received => Received, received_bytes => ReceivedBytes,
@@ -435,7 +435,7 @@ sequence(Socket, #{mode := echo, messages := Messages, check_content := Check,
     end;
 sequence(Socket, #{mode := flow, messages := Messages, active := Active}, Frames) ->
     FrameBytes = payload_bytes(element(1, Frames)),
-    Start = erlang:monotonic_time(),
+    Start = msgbench_measure:now(),
     case flow(Socket, Frames, tuple_size(Frames), FrameBytes, Messages, 0, 0) of
         {ok, Sent, SentBytes} ->
             %% The server reads to end of stream and then answers with a
@@ -444,7 +444,7 @@ sequence(Socket, #{mode := flow, messages := Messages, active := Active}, Frames
                 ok ->
                     case recv(Socket, Active, ?IDLE_MS) of
                         {ok, Ack} when Ack =:= <<6>>; Ack =:= [6] ->
-                            Ended = erlang:monotonic_time(),
+                            Ended = msgbench_measure:now(),
                             {ok, #{elapsed => Ended - Start, ended => Ended,
                                    sent => Sent, sent_bytes => SentBytes,
                                    received => 0, received_bytes => 0, mismatches => 0}};

@@ -5,7 +5,7 @@
 %% which makes it exit; a worker that dies closes it too.
 -module(msgbench_socket_peer).
 
--export([config/2, start/2, next/3, explanation/2, finish/2, stop/1]).
+-export([config/1, start/2, next/3, explanation/2, finish/2, stop/1]).
 
 -export_type([config/0, peer/0]).
 
@@ -24,9 +24,8 @@
 %% Where the server runs, from the environment. Without it (a worker run by
 %% hand) the server is this VM's own erl with the serve entry point, on this
 %% host; placement = remote then needs the harness.
--spec config(boolean(), msgbench_variants:variant()) ->
-          {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
-config(Remote, Variant) ->
+-spec config(boolean()) -> {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
+config(Remote) ->
     Host = case os:getenv(?ENV_HOST) of
                Value when is_list(Value), Value =/= "" -> Value;
                _ -> ?LOCALHOST
@@ -54,27 +53,24 @@ config(Remote, Variant) ->
              "placement = remote needs the harness to place the server (" ?ENV_COMMAND " and "
              ?ENV_HOST " are not set)"};
         _ ->
-            {ok, #{argv => own_serve_argv(Variant), cwd => none, host => ?LOCALHOST}}
+            {ok, #{argv => own_serve_argv(), cwd => none, host => ?LOCALHOST}}
     end.
 
 not_a_command(Command) ->
     {error, internal, io_lib:format(?ENV_COMMAND " = ~ts is not a JSON array of strings naming a command",
                                     [Command])}.
 
-%% target.toml's serve command, for this VM and variant.
-own_serve_argv(#{schedulers := Schedulers}) ->
+%% target.toml's serve command, with this VM's process limit and
+%% schedulers (a variant's +S 1 holds in the server too).
+own_serve_argv() ->
     Ebin = filename:dirname(filename:absname(code:which(?MODULE))),
-    SchedulerArgs = case Schedulers of
-                        any -> [];
-                        N -> ["+S", integer_to_list(N)]
-                    end,
     [filename:join([code:root_dir(), "bin", "erl"]),
-     "+P", integer_to_list(erlang:system_info(process_limit))]
-        ++ SchedulerArgs
-        ++ ["-noshell",
-            "-kernel", "logger", "[{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]",
-            "-env", "ERL_CRASH_DUMP_SECONDS", "0",
-            "-pa", Ebin, "-s", "msgbench_worker", "serve"].
+     "+P", integer_to_list(erlang:system_info(process_limit)),
+     "+S", integer_to_list(erlang:system_info(schedulers_online)),
+     "-noshell",
+     "-kernel", "logger", "[{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]",
+     "-env", "ERL_CRASH_DUMP_SECONDS", "0",
+     "-pa", Ebin, "-s", "msgbench_worker", "serve"].
 
 %% Starts the server and writes Request (one JSON line) to its stdin. Its
 %% stderr is the worker's.
@@ -130,7 +126,7 @@ next(#{port := Port, argv := Argv} = Peer, Want, Within) ->
                 _ ->
                     {error, internal,
                      io_lib:format("the server printed a line that is not a JSON object where ~ts was "
-                                   "due: ~ts", [Want, msgbench_params:describe_value(Line)])}
+                                   "due: ~ts", [Want, brief(Line)])}
             end;
         {Port, {data, {noeol, _}}} ->
             {error, internal, io_lib:format("the server printed a line of over 64 KiB where ~ts was due",
@@ -163,7 +159,7 @@ explanation(#{port := Port} = Peer, Within) ->
     end.
 
 relay(#{<<"kind">> := Kind, <<"message">> := Message}) when is_binary(Message) ->
-    Known = [<<"bad_params">>, <<"unsupported">>, <<"resource">>, <<"internal">>],
+    Known = [<<"unsupported">>, <<"resource">>, <<"internal">>],
     Relayed = case lists:member(Kind, Known) of
                   true -> binary_to_existing_atom(Kind);
                   false -> internal
@@ -171,7 +167,14 @@ relay(#{<<"kind">> := Kind, <<"message">> := Message}) when is_binary(Message) -
     {error, Relayed, ["the server: ", Message]};
 relay(Line) ->
     {error, internal, ["the server printed an error line without a kind and a message: ",
-                       msgbench_params:describe_value(Line)]}.
+                       brief(msgbench_json:encode(Line))]}.
+
+%% A line the server printed, cut short when long.
+brief(Text) ->
+    case iolist_to_binary(Text) of
+        <<Start:57/binary, _, _, _, _/binary>> -> <<Start/binary, "...">>;
+        Short -> Short
+    end.
 
 %% Waits up to Within ms for the server to exit by itself after serving.
 -spec finish(peer(), timeout()) -> ok | {error, msgbench_worker:error_kind(), iodata()}.

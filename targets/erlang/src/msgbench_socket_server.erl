@@ -48,7 +48,7 @@ serve(#{sockets := Sockets} = Run, Port, Emit, WatchStdin) ->
 
 %% Handlers, the acceptor, the stdin watcher and the watchdog.
 preflight(#{sockets := Sockets} = Run) ->
-    case msgbench_limits:process_headroom(<<"sockets">>, Sockets, Sockets + 3) of
+    case msgbench_limits:process_headroom(io_lib:format("sockets = ~w", [Sockets]), Sockets + 3) of
         ok -> msgbench_socket:memory_fits(server, Run);
         Error -> Error
     end.

@@ -1,7 +1,8 @@
-%% The socket workload (spec/workloads/socket.json): from validated params
-%% to a run of msgbench_socket against its server half, and the metrics and
-%% verify counts the spec names. The same params configure the server
-%% (msgbench_socket_server, started through msgbench_worker:serve/0).
+%% The socket workload (spec/workloads/socket.json): from the request's
+%% params and options to a run of msgbench_socket against its server half,
+%% and the raw facts and verify counts the spec names. The same request
+%% configures the server (msgbench_socket_server, started through
+%% msgbench_worker:serve/0).
 -module(msgbench_socket_workload).
 
 -export([configure/2, measure/1, serve/3]).
@@ -9,8 +10,7 @@
 -type config() :: #{run := msgbench_socket:run(),
                     remote := boolean(),
                     port := inet:port_number(),
-                    variant := msgbench_variants:variant(),
-                    params := #{binary() => term()}}.
+                    request := msgbench_worker:request()}.
 
 %% Limits on the waits for the server's lines and its exit (ms).
 -define(LISTENING_MS, 30000).
@@ -20,42 +20,38 @@
 %% error line, which says more than a reset does.
 -define(EXPLAIN_MS, 2000).
 
--spec configure(#{binary() => term()}, msgbench_variants:variant()) ->
+-spec configure(msgbench_worker:request(), msgbench_options:options()) ->
           {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
-configure(#{<<"mode">> := Mode, <<"size">> := Size, <<"total_bytes">> := TotalBytes,
-            <<"sockets">> := Sockets, <<"data">> := Data, <<"placement">> := Placement,
-            <<"check_content">> := CheckContent, <<"port">> := Port} = Params,
-          #{socket_active := Active} = Variant) ->
-    case Size =< TotalBytes of
-        false ->
-            {error, bad_params,
-             io_lib:format("size = ~w is out of range: size must not exceed total_bytes = ~w (the "
-                           "bytes each socket sends; messages = total_bytes / size)",
-                           [Size, TotalBytes])};
-        true ->
-            Run = #{mode => binary_to_existing_atom(Mode),
-                    size => Size,
-                    messages => TotalBytes div Size,
-                    sockets => Sockets,
-                    data => binary_to_existing_atom(Data),
-                    check_content => CheckContent =:= 1,
-                    active => Active},
-            {ok, #{run => Run, remote => Placement =:= <<"remote">>, port => Port,
-                   variant => Variant, params => Params}}
-    end.
+configure(#{<<"params">> := #{<<"mode">> := Mode, <<"size">> := Size,
+                              <<"total_bytes">> := TotalBytes, <<"sockets">> := Sockets,
+                              <<"data">> := Data, <<"placement">> := Placement,
+                              <<"check_content">> := CheckContent, <<"port">> := Port}} = Request,
+          #{active := Active}) ->
+    Run = #{mode => binary_to_existing_atom(Mode),
+            size => Size,
+            messages => TotalBytes div Size,
+            sockets => Sockets,
+            data => binary_to_existing_atom(Data),
+            check_content => CheckContent =:= 1,
+            active => Active},
+    {ok, #{run => Run, remote => Placement =:= <<"remote">>, port => Port, request => Request}}.
 
 %% The client's side: the server started, the sequence run, the server's
 %% count read.
--spec measure(config()) -> {ok, map(), map()} | {error, msgbench_worker:error_kind(), iodata()}.
-measure(#{run := #{sockets := Sockets} = Run, remote := Remote, variant := Variant} = Config) ->
-    Checks = [fun() -> msgbench_limits:process_headroom(<<"sockets">>, Sockets, Sockets + 1) end,
+-spec measure(config()) -> {ok, #{measured := map(), verify := map()}}
+                               | {error, msgbench_worker:error_kind(), iodata()}.
+measure(#{run := #{sockets := Sockets} = Run, remote := Remote} = Config) ->
+    Checks = [fun() -> msgbench_limits:process_headroom(io_lib:format("sockets = ~w", [Sockets]),
+                                                        Sockets + 1) end,
               fun() -> msgbench_socket:memory_fits(client, Run) end,
-              fun() -> msgbench_socket_peer:config(Remote, Variant) end],
+              fun() -> msgbench_socket_peer:config(Remote) end],
     case first_error(Checks) of
         {ok, PeerConfig} ->
             case with_peer(PeerConfig, Config) of
-                {ok, Outcome, Served} -> {ok, metrics(Run, Outcome, Served), verify(Run, Outcome, Served)};
-                {error, _Kind, _Message} = Error -> Error
+                {ok, Outcome, Served} ->
+                    {ok, #{measured => measured(Outcome), verify => verify(Run, Outcome, Served)}};
+                {error, _Kind, _Message} = Error ->
+                    Error
             end;
         {error, _Kind, _Message} = Error ->
             Error
@@ -69,11 +65,9 @@ first_error([Check | Rest]) ->
         Error -> Error
     end.
 
-with_peer(#{host := Host} = PeerConfig, #{run := Run, variant := #{name := VariantName},
-                                         params := Params}) ->
-    Request = [msgbench_json:encode(#{workload => <<"socket">>, variant => VariantName,
-                                      params => Params}), $\n],
-    case msgbench_socket_peer:start(PeerConfig, Request) of
+%% The server reads the worker's own request.
+with_peer(#{host := Host} = PeerConfig, #{run := Run, request := Request}) ->
+    case msgbench_socket_peer:start(PeerConfig, [msgbench_json:encode(Request), $\n]) of
         {ok, Peer} ->
             try
                 case msgbench_socket_peer:next(Peer, <<"listening">>, ?LISTENING_MS) of
@@ -117,18 +111,11 @@ sequence(Peer, Run, Host, Port) ->
             {error, Kind, Message}
     end.
 
-%% Times are means over sockets (as the seed), rates all sockets together
-%% over the wall time of the whole parallel sequence: from the release of
-%% every client to the last one done (flow: its ack, the receiver has every
-%% byte).
-metrics(#{mode := Mode, messages := Messages}, #{elapsed := Elapsed, wall := Wall} = Outcome, Served) ->
-    MeanMs = msgbench_measure:elapsed_ms(0, lists:sum(Elapsed)) / length(Elapsed),
-    {Received, ReceivedBytes} = received(Mode, Outcome, Served),
-    #{elapsed_ms => MeanMs,
-      round_trip_us => MeanMs * 1000 / Messages,
-      bandwidth_bytes_per_s => msgbench_measure:per_second(ReceivedBytes, 0, Wall),
-      msgs_per_s => msgbench_measure:per_second(Received, 0, Wall),
-      peak_rss_bytes => msgbench_measure:peak_rss_bytes()}.
+%% elapsed_ns: one per socket, its whole sequence; wall_ns: from the
+%% release of every client to the last one done (flow: its ack, the
+%% receiver has every byte). The harness takes the means and rates.
+measured(#{elapsed := Elapsed, wall := Wall}) ->
+    #{elapsed_ns => Elapsed, wall_ns => Wall, peak_rss_bytes => msgbench_measure:peak_rss_bytes()}.
 
 %% echo: the echoes back at the clients; flow: what the server took.
 received(echo, #{received := Received, received_bytes := Bytes}, _Served) -> {Received, Bytes};

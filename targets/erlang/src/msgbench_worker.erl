@@ -4,7 +4,11 @@
 %%   erl +P <limit> [variant args] -noshell -pa ebin -s msgbench_worker main
 %%
 %% it reads one JSON request from stdin, writes JSON lines to stdout
-%% (hello, then a result or an error) and halts with status 0. Nothing else
+%% (hello, then a result or an error) and halts with status 0. It dispatches
+%% on the workload alone: the variant is only echoed in hello, and what the
+%% variant means to the worker comes in the request's options
+%% (msgbench_options). A result carries raw facts (`measured`, `verify`,
+%% `histograms`); the harness derives every metric. Nothing else
 %% may reach stdout: logs go to standard_error, and target.toml points the
 %% logger's default handler at standard_error too.
 %%
@@ -15,14 +19,22 @@
 
 -export([main/0, handle/2, serve/0, serve/3]).
 
--export_type([error_kind/0]).
+-export_type([error_kind/0, request/0]).
 
--type error_kind() :: bad_params | unsupported | resource | internal.
+-type error_kind() :: unsupported | resource | internal.
+
+%% The decoded request (spec/request.schema.json): workload, variant,
+%% options, params (binary keys), repetition, warmup.
+-type request() :: #{binary() => term()}.
 
 -define(TARGET, <<"erlang">>).
 -define(UNKNOWN_VARIANT, <<"unknown">>).
 
-%% Workloads this worker implements, and the module for each.
+%% Workloads this worker implements, and the module for each. A module
+%% exports configure/2 (the request, with its params, and the options read
+%% from it, to a config or an error),
+%% measure/1 (the config to {ok, #{measured, verify[, histograms]}} or an
+%% error) and, for a workload with a server half, serve/3.
 workload_module(<<"ring">>) -> {ok, msgbench_ring_workload};
 workload_module(<<"fanin">>) -> {ok, msgbench_fanin_workload};
 workload_module(<<"chat">>) -> {ok, msgbench_chat_workload};
@@ -44,7 +56,7 @@ handle(Input, Emit) ->
     Emit(hello(VariantName)),
     Final = try
                 case Request of
-                    {ok, Workload, Params} -> run(Workload, VariantName, Params);
+                    {ok, Workload, Decoded} -> run(Workload, VariantName, Decoded);
                     {error, Kind, Message} -> error_line(Kind, Message)
                 end
             catch
@@ -68,22 +80,8 @@ serve() ->
 serve(Input, Emit, WatchStdin) ->
     Outcome = try
                   case read_request(Input) of
-                      {VariantName, {ok, Workload, Params}} ->
-                          case prepare(Workload, VariantName, Params) of
-                              {ok, Module, Config} ->
-                                  {module, Module} = code:ensure_loaded(Module),
-                                  case erlang:function_exported(Module, serve, 3) of
-                                      true ->
-                                          log("serving ~ts/~ts ~ts", [Workload, VariantName,
-                                                                     msgbench_json:encode(Params)]),
-                                          Module:serve(Config, Emit, WatchStdin);
-                                      false ->
-                                          {error, unsupported,
-                                           ["workload ", Workload, " has no server half"]}
-                                  end;
-                              {error, _Kind, _Message} = Error ->
-                                  Error
-                          end;
+                      {VariantName, {ok, Workload, Request}} ->
+                          serve(Workload, VariantName, Request, Emit, WatchStdin);
                       {_VariantName, {error, _Kind, _Message} = Error} ->
                           Error
                   end
@@ -97,6 +95,20 @@ serve(Input, Emit, WatchStdin) ->
         {error, Kind, Message} -> Emit(error_line(Kind, Message))
     end.
 
+serve(Workload, VariantName, Request, Emit, WatchStdin) ->
+    case prepare(Workload, Request) of
+        {ok, Module, Config} ->
+            case erlang:function_exported(Module, serve, 3) of
+                true ->
+                    log("serving ~ts/~ts ~ts", [Workload, VariantName, msgbench_json:encode(Request)]),
+                    Module:serve(Config, Emit, WatchStdin);
+                false ->
+                    {error, unsupported, ["workload ", Workload, " has no server half"]}
+            end;
+        {error, _Kind, _Message} = Error ->
+            Error
+    end.
+
 %% Returns when stdin is closed.
 watch_stdin() ->
     case io:get_line("") of
@@ -105,104 +117,59 @@ watch_stdin() ->
         _Line -> watch_stdin()
     end.
 
+%% {VariantName, {ok, Workload, Request} | {error, Kind, Message}}.
+%% The harness wrote the request (spec/request.schema.json): a request it
+%% could not have written is a bug somewhere, an internal error.
 read_request(eof) ->
-    {?UNKNOWN_VARIANT, {error, bad_params, "no request: stdin was empty"}};
+    {?UNKNOWN_VARIANT, {error, internal, "no request: stdin was empty"}};
 read_request({error, Reason}) ->
     {?UNKNOWN_VARIANT, {error, internal, io_lib:format("cannot read stdin: ~0p", [Reason])}};
 read_request(Line) ->
-    case parse_request(iolist_to_binary(Line)) of
-        {ok, Workload, VariantName, Params} -> {VariantName, {ok, Workload, Params}};
-        {error, VariantName, Message} -> {VariantName, {error, bad_params, Message}}
-    end.
-
-parse_request(Line) ->
-    case msgbench_json:decode(Line) of
+    case msgbench_json:decode(iolist_to_binary(Line)) of
         {ok, #{<<"workload">> := Workload, <<"variant">> := Variant,
                <<"params">> := Params} = Request}
           when is_binary(Workload), is_binary(Variant), Variant =/= <<>>, is_map(Params) ->
-            case lists:sort(maps:keys(Request) -- [<<"workload">>, <<"variant">>, <<"params">>,
-                                                  <<"repetition">>]) of
-                [] -> {ok, Workload, Variant, Params};
-                [Extra | _] -> {error, Variant,
-                                ["the request has an unknown field ", Extra,
-                                 ": it takes workload, variant, params and repetition"]}
-            end;
-        {ok, Other} ->
-            {error, ?UNKNOWN_VARIANT,
-             ["the request must be an object with a workload (string), a variant (string) "
-              "and params (object), not ", msgbench_params:describe_value(Other)]};
+            {Variant, {ok, Workload, Request}};
+        {ok, _} ->
+            {?UNKNOWN_VARIANT,
+             {error, internal, "the request must be an object with a workload (string), a variant "
+                               "(string), params (object) and options (object)"}};
         {error, Reason} ->
-            {error, ?UNKNOWN_VARIANT, io_lib:format("the request is not valid JSON: ~0p", [Reason])}
+            {?UNKNOWN_VARIANT,
+             {error, internal, io_lib:format("the request is not valid JSON: ~0p", [Reason])}}
     end.
 
-run(WorkloadName, VariantName, Params) ->
-    case prepare(WorkloadName, VariantName, Params) of
+run(Workload, VariantName, Request) ->
+    case prepare(Workload, Request) of
         {ok, Module, Config} ->
-            log("~ts/~ts ~ts", [WorkloadName, VariantName, msgbench_json:encode(Params)]),
-            outcome_line(measure(Module, Config));
+            log("~ts/~ts ~ts", [Workload, VariantName, msgbench_json:encode(Request)]),
+            case measure(Module, Config) of
+                {ok, Result} -> Result#{type => result};
+                {error, Kind, Message} -> error_line(Kind, Message)
+            end;
         {error, Kind, Message} ->
             error_line(Kind, Message)
     end.
 
-prepare(WorkloadName, VariantName, Params) ->
-    case {msgbench_variants:lookup(VariantName), workload_module(WorkloadName)} of
-        {error, _} ->
-            {error, unsupported,
-             ["variant ", VariantName, " is not one of this target's variants: ",
-              lists:join(", ", msgbench_variants:names())]};
-        {_, error} ->
-            {error, unsupported, ["workload ", WorkloadName, " is not implemented by the erlang target"]};
-        {{ok, Variant}, {ok, Module}} ->
-            case lists:member(WorkloadName, maps:get(workloads, Variant)) of
-                false ->
-                    {error, unsupported,
-                     ["variant ", VariantName, " does not implement workload ", WorkloadName,
-                      " (it implements ", lists:join(", ", maps:get(workloads, Variant)), ")"]};
-                true ->
-                    configure(Module, WorkloadName, VariantName, Variant, Params)
-            end
-    end.
-
-configure(Module, WorkloadName, VariantName, Variant, Params) ->
-    case msgbench_spec:workload(WorkloadName) of
-        {error, Message} ->
-            {error, internal, Message};
-        {ok, #{<<"params">> := Schemas}} ->
-            case msgbench_params:validate(WorkloadName, Schemas, Params) of
+%% The workload's module and its config, from the request's options and
+%% params. The params are the harness's, checked against the spec: no range
+%% is checked again here. options is always there (possibly {}); a request
+%% typed by hand may leave it out.
+prepare(Workload, Request) ->
+    case workload_module(Workload) of
+        error ->
+            {error, unsupported, ["workload ", Workload, " is not implemented by the erlang target"]};
+        {ok, Module} ->
+            case msgbench_options:read(maps:get(<<"options">>, Request, #{})) of
+                {ok, Options} ->
+                    {module, Module} = code:ensure_loaded(Module),
+                    case Module:configure(Request, Options) of
+                        {ok, Config} -> {ok, Module, Config};
+                        {error, _Kind, _Message} = Error -> Error
+                    end;
                 {error, Message} ->
-                    {error, bad_params, explain_bad_params(Module, Params, Message)};
-                {ok, Valid} ->
-                    case check_schedulers(VariantName, Variant) of
-                        ok ->
-                            case Module:configure(Valid, Variant) of
-                                {ok, Config} -> {ok, Module, Config};
-                                {error, _Kind, _Message} = Error -> Error
-                            end;
-                        Error ->
-                            Error
-                    end
+                    {error, internal, Message}
             end
-    end.
-
-%% A workload module may say more than the schema can about a rejected
-%% param (chat: why clients_per_group must be at least 2), through the
-%% optional explain_bad_params/2.
-explain_bad_params(Module, Params, Message) ->
-    {module, Module} = code:ensure_loaded(Module),
-    case erlang:function_exported(Module, explain_bad_params, 2) of
-        true -> Module:explain_bad_params(Params, Message);
-        false -> Message
-    end.
-
-%% A variant that stands for a scheduler count must really run with it, or
-%% its figures would be stored under the wrong name.
-check_schedulers(VariantName, #{schedulers := Wanted}) ->
-    Online = erlang:system_info(schedulers_online),
-    case Wanted =:= any orelse Wanted =:= Online of
-        true -> ok;
-        false -> {error, internal,
-                  io_lib:format("variant ~ts must run with ~w scheduler(s) (erl +S ~w) "
-                                "but this VM has ~w online", [VariantName, Wanted, Wanted, Online])}
     end.
 
 %% The measurement runs in a process of its own: a fresh heap and mailbox
@@ -217,11 +184,6 @@ measure(Module, Config) ->
         {'DOWN', Monitor, process, Pid, Reason} ->
             {error, internal, io_lib:format("the measurement crashed: ~0P", [Reason, 30])}
     end.
-
-outcome_line({ok, Metrics, Verify}) ->
-    #{type => result, metrics => Metrics, verify => Verify};
-outcome_line({error, Kind, Message}) ->
-    error_line(Kind, Message).
 
 hello(VariantName) ->
     #{type => hello, target => ?TARGET, runtime_version => runtime_version(),

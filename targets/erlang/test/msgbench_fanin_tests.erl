@@ -49,7 +49,7 @@ on_heap_receiver_test() ->
 times_are_in_order_test() ->
     {ok, #{t_start := Start, t_senders_stopped := Stopped, t_last_receive := Last}} =
         run(config(1, 40, [{1.0, message, 1}])),
-    ?assert(msgbench_measure:elapsed_ms(Start, Stopped) >= 40),
+    ?assert(Stopped - Start >= 40000000),      % ns
     ?assert(Last > Start).
 
 memory_guard_test() ->

@@ -59,12 +59,13 @@ run_pair(Run, N, M) ->
 %% {wall ms, cpu ms} of the passing phase, each run in a fresh process,
 %% through the worker's own path (the payload arrives as JSON text does).
 our_pass(N, M) ->
-    Params = #{<<"n">> => N, <<"m">> => M, <<"payload">> => list_to_binary(?PAYLOAD)},
-    {ok, Variant} = msgbench_variants:lookup(<<"default">>),
-    {ok, Config} = msgbench_ring_workload:configure(Params, Variant),
-    {ok, #{pass_wall_ms := Wall, pass_cpu_ms := Cpu}, _Verify} =
+    Request = #{<<"params">> => #{<<"n">> => N, <<"m">> => M,
+                                  <<"payload">> => list_to_binary(?PAYLOAD)}},
+    {ok, Options} = msgbench_options:read(#{}),
+    {ok, Config} = msgbench_ring_workload:configure(Request, Options),
+    {ok, #{measured := #{pass_wall_ns := WallNs, pass_cpu_ns := CpuNs}}} =
         in_fresh_process(fun() -> msgbench_ring_workload:measure(Config) end),
-    {Wall, Cpu}.
+    {WallNs / 1.0e6, CpuNs div 1000000}.
 
 seed_pass(N, M) ->
     Capture = spawn_link(fun() -> capture([]) end),

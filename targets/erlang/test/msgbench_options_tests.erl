@@ -1,0 +1,49 @@
+%% The variant's options as the request carries them (decoded JSON: binary
+%% keys and strings, integers, booleans).
+-module(msgbench_options_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+read(Json) ->
+    {ok, Options} = msgbench_json:decode(Json),
+    case msgbench_options:read(Options) of
+        {ok, Read} -> {ok, Read};
+        {error, Message} -> {error, iolist_to_binary(Message)}
+    end.
+
+%% What the BEAM does when the variant says nothing.
+defaults_test() ->
+    ?assertEqual({ok, #{message_queue_data => on_heap, yield => false, active => false}},
+                 read(<<"{}">>)).
+
+every_variant_of_target_toml_test_() ->
+    [?_assertEqual({ok, Expected}, read(Json))
+     || {Json, Expected} <-
+            [{<<"{\"message_queue_data\": \"off_heap\"}">>,
+              #{message_queue_data => off_heap, yield => false, active => false}},
+             {<<"{\"message_queue_data\": \"on_heap\"}">>,
+              #{message_queue_data => on_heap, yield => false, active => false}},
+             {<<"{\"message_queue_data\": \"off_heap\", \"yield\": true}">>,
+              #{message_queue_data => off_heap, yield => true, active => false}},
+             {<<"{\"active\": \"once\"}">>,
+              #{message_queue_data => on_heap, yield => false, active => once}},
+             {<<"{\"active\": 100}">>,
+              #{message_queue_data => on_heap, yield => false, active => 100}},
+             {<<"{\"active\": false, \"yield\": false}">>,
+              #{message_queue_data => on_heap, yield => false, active => false}}]].
+
+unknown_options_are_named_test() ->
+    ?assertEqual({error, <<"unknown option no_such_option (known here: active, message_queue_data, yield)">>},
+                 read(<<"{\"yield\": true, \"no_such_option\": 1}">>)),
+    ?assertEqual({error, <<"unknown option a, b (known here: active, message_queue_data, yield)">>},
+                 read(<<"{\"b\": 1, \"a\": 2}">>)).
+
+values_of_the_wrong_kind_are_named_test_() ->
+    [?_assertMatch({error, <<"option ", _/binary>>}, read(Json))
+     || Json <- [<<"{\"message_queue_data\": \"off\"}">>, <<"{\"message_queue_data\": 1}">>,
+                 <<"{\"yield\": \"true\"}">>, <<"{\"yield\": 1}">>,
+                 <<"{\"active\": true}">>, <<"{\"active\": 0}">>, <<"{\"active\": 1.5}">>,
+                 <<"{\"active\": \"twice\"}">>]].
+
+options_must_be_an_object_test() ->
+    ?assertMatch({error, <<"options must be an object", _/binary>>}, read(<<"[]">>)).
