@@ -72,7 +72,12 @@ def call(t: targets.Target, variant: str, workload: str, params: dict, brokers: 
     )
     assert outcome.pgid and not group_alive(outcome.pgid), "a worker process outlived its measurement"
     if outcome.status == "ok":  # the metrics, from the raw facts, as a run derives them
-        runner.derive(spec.workload(workload), params, v, outcome)
+        # The thin contract's invariants: raw facts only from the worker, every one the
+        # spec declares and nothing else; every metric is the harness's.
+        assert not outcome.metrics, f"the worker computed metrics itself: {sorted(outcome.metrics)}"
+        wl = spec.workload(workload)
+        assert spec.measured_problems(wl, outcome.measured, outcome.histograms) == []
+        runner.derive(wl, params, v, outcome)
     return outcome
 
 
