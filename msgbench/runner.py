@@ -278,7 +278,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         raise
     _store(store, run_id, job, repetition, warmup, outcome, started_at)
     progress.done(outcome.status, outcome.error)
-    if outcome.status in ("unsupported", "bad_params", "timeout"):
+    if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
 
 

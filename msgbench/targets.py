@@ -61,12 +61,9 @@ class Target:
     per_process_bytes_for: dict  # per workload, where its processes weigh more than the ring's
     max_processes: int
     variants: dict[str, Variant]
-    contract: int = 2  # 1: a worker that still computes its own metrics (being retired, issue 12)
 
     def request(self, workload: str, variant: Variant, params: dict, repetition: int, warmup: bool) -> dict:
         """The one line a worker reads on stdin (spec/request.schema.json)."""
-        if self.contract == 1:  # it refuses fields it does not know
-            return {"workload": workload, "variant": variant.name, "params": params, "repetition": repetition}
         return {"workload": workload, "variant": variant.name, "options": variant.options, "params": params,
                 "repetition": repetition, "warmup": warmup}
 
@@ -172,7 +169,6 @@ def load_target(folder: Path) -> Target:
         per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
-        contract=int(raw.get("contract", 2)),
     )
 
 

@@ -24,7 +24,7 @@ SUPERVISOR_GRACE_S = 1.5
 
 @dataclass
 class Outcome:
-    status: str  # ok | failed | unsupported | bad_params | error | timeout | interrupted
+    status: str  # ok | failed | unsupported | error | timeout | interrupted
     error: str | None = None
     metrics: dict = field(default_factory=dict)  # derived from measured (an old worker: its own)
     verify: dict = field(default_factory=dict)
@@ -206,17 +206,14 @@ def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float)
         outcome.error = f"the worker exited (code {outcome.exit_code}) without a result{said}"
     elif final["type"] == "error":
         kind = final["kind"]
-        outcome.status = kind if kind in ("bad_params", "unsupported") else "error"
+        outcome.status = "unsupported" if kind == "unsupported" else "error"
         outcome.error = final["message"] if outcome.status != "error" else f"{kind}: {final['message']}"
     elif outcome.exit_code != 0:
         outcome.error = f"the worker reported a result but exited with code {outcome.exit_code}{said}"
     else:
         outcome.status = "ok"
         outcome.verify = final["verify"]
-        if "measured" in final:
-            outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
-        else:
-            outcome.metrics = final["metrics"]
+        outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
 
 
 def _reap(proc: subprocess.Popen) -> None:

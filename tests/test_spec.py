@@ -62,7 +62,8 @@ def test_message_schema_checks_each_kind():
     assert "runtime_version" in spec.message_problem({"type": "hello", "target": "go", "variant": "d"})
     assert "not one of" in spec.message_problem({"type": "goodbye"})
     assert spec.message_problem({"type": "result", "metrics": {"x_ms": "fast"}, "verify": {}})
-    assert spec.message_problem({"type": "error", "kind": "bad_params", "message": "n = 1"}) is None
+    assert spec.message_problem({"type": "error", "kind": "unsupported", "message": "n = 1"}) is None
+    assert spec.message_problem({"type": "error", "kind": "bad_params", "message": "n = 1"}) is not None
     assert spec.message_problem({"type": "error", "kind": "oops", "message": "n = 1"})
     assert spec.message_problem([1, 2])
 

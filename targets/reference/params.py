@@ -3,7 +3,7 @@ and the variant's options, shared by worker.py (socket) and pubsub_tools.py (pub
 library only.
 
 The harness validated the params against the workload spec and filled in every default
-(spec/CONTRACT.md): nothing here checks a range. A field that is absent is a harness bug,
+(spec/README.md): nothing here checks a range. A field that is absent is a harness bug,
 reported as internal; what a tool cannot do is each tool's own `unsupported`."""
 
 import dataclasses
@@ -33,7 +33,7 @@ def tool_option(request: dict, tools) -> str:
     """The variant's `tool` option (target.toml), one of tools; any other option is unknown."""
     options = request.get("options")
     if not isinstance(options, dict):
-        raise Failure("internal", "the request has no options object (spec/CONTRACT.md, \"The request\")")
+        raise Failure("internal", "the request has no options object (spec/README.md, \"The worker protocol\")")
     unknown = sorted(set(options) - {"tool"})
     if unknown:
         raise Failure("internal", f"unknown option {unknown[0]}: the reference worker knows tool")

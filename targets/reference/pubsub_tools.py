@@ -9,7 +9,7 @@ One variant per tool (its option `tool`), each against the broker the harness st
 
 The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
 is not used. Every count and time reported comes from a tool's output (raw facts,
-spec/CONTRACT.md: the harness derives the rates); what a tool does not check (order,
+spec/README.md: the harness derives the rates); what a tool does not check (order,
 duplicates, content) is said in verify (`*_checked: false`) and in README.md. The tools
 count messages, not time: each one is calibrated with a short run first, then run with
 the number of messages that takes about duration_s to publish.
@@ -323,7 +323,7 @@ def first_count(p: Params) -> int:
 def result(*, publish_ns: int, published: int, receivers: int, receiver_received: list[int],
            receiver_last_ns: list[int], source_cpu_ns: int, receiver_cpu_ns: int, peak_rss: int,
            extra: dict, verify_extra: dict) -> dict:
-    """The result line: raw facts (spec/CONTRACT.md, pubsub). The tools time each receiver from its
+    """The result line: raw facts (spec/workloads/pubsub.json). The tools time each receiver from its
     first message to its last, so receiver_first_ns is 0 and receiver_last_ns that duration."""
     received = sum(receiver_received) if receivers else 0
     lost = published * receivers - received

@@ -9,7 +9,7 @@ stdin, writes hello and then result or error on stdout, logs to stderr, exits 0.
 
 Variants (target.toml) choose the tool with their option `tool`: iperf3 measures
 mode = flow (one-way bandwidth), sockperf measures mode = echo (ping-pong round trips
-over TCP). The worker reports raw facts (spec/CONTRACT.md); the harness derives the
+over TCP). The worker reports raw facts (spec/README.md); the harness derives the
 metrics. README.md says how each
 parameter maps to the tool's options and where the tools cannot match the spec.
 The pubsub workload's variants (nats_bench, redis_benchmark, perftest) are in

@@ -56,7 +56,7 @@ size_t fanin_queue_capacity(const fanin_params *p);
 bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out, error_kind *kind,
                char *message, size_t message_size);
 
-/* The raw facts of an outcome (spec/CONTRACT.md, fanin): send_ns, receive_ns, drain_ns,
+/* The raw facts of an outcome (spec/workloads/fanin.json): send_ns, receive_ns, drain_ns,
  * cpu_ns, peak_rss_bytes; the harness derives every rate and duration from them. */
 void fanin_measured(const fanin_outcome *o, measured_fact out[FANIN_MEASURED_COUNT]);
 

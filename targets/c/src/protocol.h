@@ -14,7 +14,7 @@ typedef enum {
     ERROR_INTERNAL
 } error_kind;
 
-/* One raw fact of a result's `measured` (spec/CONTRACT.md): a duration in ns, a CPU
+/* One raw fact of a result's `measured` (spec/README.md): a duration in ns, a CPU
  * time in ns, a byte total or a count (the unit is in the name), or a list of them. */
 typedef struct {
     const char *name;

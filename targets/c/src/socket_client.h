@@ -52,7 +52,7 @@ bool socket_run(const socket_params *p, const char *request_line, size_t request
 
 void socket_outcome_free(socket_outcome *o);
 
-/* The raw facts (spec/CONTRACT.md, socket): elapsed_ns (a list, one per socket),
+/* The raw facts (spec/workloads/socket.json): elapsed_ns (a list, one per socket),
  * wall_ns, peak_rss_bytes; the harness derives every rate and mean from them. */
 void socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_COUNT]);
 void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT]);

@@ -74,7 +74,7 @@ bool request_read(FILE *in, worker_request *r, char *message, size_t message_siz
         return false;
     }
     if (r->params == NULL || r->options == NULL) {
-        snprintf(message, message_size, "the request has no %s object (spec/CONTRACT.md, \"The request\")",
+        snprintf(message, message_size, "the request has no %s object (spec/README.md, \"The worker protocol\")",
                  r->params == NULL ? "params" : "options");
         return false;
     }

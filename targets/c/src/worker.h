@@ -11,7 +11,7 @@
 
 #define WORKER_TARGET "c"
 
-/* The request line and what the workers read of it (spec/CONTRACT.md, "The request"). */
+/* The request line and what the workers read of it (spec/README.md, "The worker protocol"). */
 typedef struct {
     char *line; /* without its newline: the socket worker passes it on to its server */
     size_t length;
@@ -23,7 +23,7 @@ typedef struct {
     bool warmup;
 } worker_request;
 
-/* The options target.toml's variants set (spec/CONTRACT.md: an option this worker does
+/* The options target.toml's variants set (spec/README.md: an option this worker does
  * not know is an internal error). */
 typedef struct {
     fanin_payload payload; /* payload = "slot" | "malloc": how fanin hands a payload over */

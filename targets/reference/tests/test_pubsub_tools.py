@@ -62,7 +62,7 @@ def rules_hold(answer: dict, p: tools.Params) -> None:
 
 
 def msgs_per_s(measured: dict) -> float:
-    """CONTRACT.md's msgs_per_s: the mean of each receiver's rate, first to last message."""
+    """The spec's msgs_per_s: the mean of each receiver's rate, first to last message."""
     rates = [n / ((last - first) / 1e9) if n >= 2 and last > first else 0
              for n, first, last in zip(measured["receiver_received"], measured["receiver_first_ns"],
                                        measured["receiver_last_ns"], strict=True)]

@@ -78,7 +78,7 @@ def call(variant: str, params: dict, workload: str = "socket", env: dict | None 
 
 
 def assert_result(answer: dict, exact: bool = True) -> dict:
-    """A result of CONTRACT.md's raw facts: an elapsed time per socket, the wall time, the peak RSS."""
+    """A result of the spec's raw facts: an elapsed time per socket, the wall time, the peak RSS."""
     assert answer["type"] == "result" and "metrics" not in answer, answer
     measured, verify = answer["measured"], answer["verify"]
     assert set(measured) == {"elapsed_ns", "wall_ns", "peak_rss_bytes"}, measured
