@@ -283,7 +283,7 @@ def sized_run(run, first: int, p: Params):
 
 def broker_ticks() -> int | None:
     """CPU ticks (utime stime cutime cstime) of the broker's processes: those in the sessions the
-    harness names in MSGBENCH_SERVICE_SESSIONS, as msgbench/services.py counts them (a worker
+    harness names in MSGBENCH_SERVICE_SESSIONS, as msgbench/catalogue.py counts them (a worker
     cannot import the harness). None when it names none."""
     sids = {int(s) for s in os.environ.get("MSGBENCH_SERVICE_SESSIONS", "").split()}
     if not sids:

@@ -14,7 +14,7 @@ import (
 	"msgbench/pubsubkit/kittest"
 )
 
-// mosquittoConf is msgbench/services.py's MOSQUITTO_CONF ({port} -> %d), which
+// mosquittoConf is msgbench/catalogue.py's MOSQUITTO_CONF ({port} -> %d), which
 // tests/test_target_files.py keeps equal: no per-client queue limit, which the
 // qos1 variant's lossless claim needs. `user root` has no effect unless
 // mosquitto starts as root, where it keeps the parent-death signal.

@@ -19,7 +19,7 @@ import (
 const rabbitmqServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 
 // startRabbitMQ starts a RabbitMQ node the way the harness does
-// (msgbench/services.py): its own epmd on a free port, its own node name,
+// (msgbench/catalogue.py): its own epmd on a free port, its own node name,
 // ports and directories, guest allowed beyond loopback; both are stopped in
 // Cleanup. Skipped when rabbitmq-server is not installed. The node takes
 // several seconds to boot.
