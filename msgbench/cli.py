@@ -9,10 +9,11 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import compare, doctor, procs, results, spec, suites, tables, targets, terminal, workloads
+from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, workloads
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
-from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, execute, plan_run
+from msgbench.points import target_label
+from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
 from msgbench.store import Store, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -51,7 +52,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return args.handler(args)
     except (UsageError, PlanError, spec.ParamError, targets.TargetError, StoreError,
-            suites.SuiteError, results.DocumentError) as exc:
+            suites.SuiteError, results.DocumentError, builds.BuildError) as exc:
         print(f"msgbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except sqlite3.Error as exc:  # a store that failed under us (damaged, locked while reading)
@@ -96,6 +97,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="what to print when the run ends: the table, the seed documents' own text, "
                         "or a file format (as export writes it)")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
+    p.add_argument("--build", action="append", default=[], metavar="TARGET:LABEL[=FOLDER]",
+                   help="measure this build of a target's runtime (FOLDER first on PATH), interleaved with "
+                        "the target's other builds; give it once per build, e.g. --build erlang:otp25=/usr/lib/"
+                        "erlang/bin --build erlang:branch=/opt/otp/bin")
+    p.add_argument("--builds", type=Path, metavar="FILE",
+                   help="builds from a TOML file ([[build]] with target, label, path, env, args; docs/builds.md)")
     p.add_argument("--reference", action="store_true",
                    help="also run the reference tools (iperf3, sockperf, ...) at the same settings")
     p.add_argument("--remote", metavar="USER@HOST",
@@ -125,10 +132,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path)
     p = command("delete", cmd_delete, "remove runs from the store, with their measurements and logs")
     p.add_argument("runs", nargs="+", help="run ids (or a unique prefix, or 'latest')")
-    p = command("compare", cmd_compare, "compare two runs point by point, with a significance test")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
+    p = command("compare", cmd_compare, "compare two runs or builds point by point, with a significance test; "
+                                        "one run: each of its builds against its first")
+    p.add_argument("run_a", metavar="A", help="a run (id, unique prefix or 'latest'), or RUN@BUILD for one build")
+    p.add_argument("run_b", metavar="B", nargs="?", help="the other run or RUN@BUILD (default: A's builds "
+                                                       "against its first)")
     p.add_argument("--metric", help="metric to compare (default: each workload's primary metric)")
+    p = command("check", cmd_check, "fail (exit 1) when CANDIDATE is significantly worse than BASELINE by "
+                                    "more than --max-slowdown at any point: a CI gate")
+    p.add_argument("baseline", help="a run, or RUN@BUILD")
+    p.add_argument("candidate", help="a run, or RUN@BUILD")
+    p.add_argument("--max-slowdown", type=_percent, default=0.05, metavar="PERCENT",
+                   help="how much worse a point may be before it fails the check (default 5%%)")
+    p.add_argument("--metric", help="metric to check (default: each workload's primary metric)")
     p = command("report", cmd_report, "write a self-contained HTML report of runs (and PNGs)")
     p.add_argument("runs", nargs="+", help="run ids (or 'latest'); several runs are overlaid")
     p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="HTML file to write")
@@ -256,16 +272,28 @@ def cmd_run(args) -> int:
         warmup = args.warmup
     if args.reference:
         target_names = _with_reference_targets(target_names, scenarios)
+    declared = [builds.parse_option(text) for text in args.build]
+    if args.builds:
+        declared += builds.load_file(args.builds)
     plan = plan_run(scenarios, target_names, args.variant, repeat, warmup, args.timeout,
-                    strict_targets=bool(target_names) and not args.reference)
+                    strict_targets=bool(target_names) and not args.reference,
+                    builds=builds.expand(declared))
     plan.notes = notes + plan.notes
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
     plan.check_placement(strict=not args.suite)
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
-        for t in {j.target.name: j.target for j in plan.jobs}.values():
-            targets.build(t)
+        for t in {j.target.label: j.target for j in plan.jobs}.values():
+            if not t.build_of:
+                targets.build(t)
+                continue
+            print(f"msgbench: building {t.label} in {t.folder}", file=sys.stderr)
+            try:
+                targets.build(t)
+            except targets.TargetError as exc:  # one build that fails leaves the others to run
+                print(f"msgbench: skipping: {exc}", file=sys.stderr)
+                drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
     store = _store(args)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
@@ -348,7 +376,7 @@ def _print_table(run: dict) -> None:
     for s in run["summary"]:
         where = f" {s['sweep']}={s['x']}" if s["sweep"] else ""
         for warning in s["warnings"]:
-            print(f"warning: {s['target']}/{s['variant']} {s['scenario']}{where}: {warning}")
+            print(f"warning: {target_label(s)} {s['scenario']}{where}: {warning}")
 
 
 def cmd_history(args) -> int:
@@ -449,21 +477,80 @@ def write_output(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def cmd_compare(args) -> int:
-    store = _store(args)
-    a_id, b_id = store.resolve(args.run_a), store.resolve(args.run_b)
-    doc = results.run_document(store, [a_id, b_id])
-    rows = compare.compare_runs(doc["runs"][0], doc["runs"][1], args.metric)
-    if not rows:
-        print(f"runs {a_id} and {b_id} have no point in common (same workload, target, variant and parameters)")
-        return EXIT_FAILED
-    print(f"A = {a_id}, B = {b_id}; Mann-Whitney U test, two-sided, alpha = {compare.ALPHA}\n")
-    table = [[r["workload"], r["point"], f"{r['target']}/{r['variant']}", r["metric"],
+def _side(store, ref: str) -> compare.Side:
+    """A side of a comparison from RUN or RUN@BUILD."""
+    run_ref, sep, build = ref.partition("@")
+    run_id = store.resolve(run_ref)
+    run = results.run_document(store, [run_id])["runs"][0]
+    if not sep:
+        return compare.side(run)
+    known = compare.builds_of(run)
+    if build not in known:
+        raise UsageError(f"run {run_id} has no build {build!r}; its builds: {', '.join(known) or 'none'}")
+    return compare.side(run, build)
+
+
+def _comparison(store, a_ref: str, b_ref: str | None, metric: str | None) -> tuple[list[dict], str]:
+    if b_ref is None:
+        run_id = store.resolve(a_ref.partition("@")[0])
+        run = results.run_document(store, [run_id])["runs"][0]
+        builds = compare.builds_of(run)
+        if len(builds) < 2:
+            raise UsageError(f"run {run_id} measured {len(builds)} named builds: give two runs (or "
+                             "RUN@BUILD twice) to compare, or a run of several --build")
+        return compare.compare_builds(run, metric), f"builds of run {run_id} against {builds[0]}"
+    a, b = _side(store, a_ref), _side(store, b_ref)
+    if "@" not in a_ref or "@" not in b_ref or a.name == b.name:  # runs: the title says which is which
+        a, b = compare.Side("A", a.measurements), compare.Side("B", b.measurements)
+    return compare.compare(a, b, metric), f"A = {a_ref}, B = {b_ref}"
+
+
+def _print_comparison(rows: list[dict], title: str) -> None:
+    print(f"{title}; Mann-Whitney U test, two-sided, alpha = {compare.ALPHA}\n")
+    table = [[r["workload"], r["point"], f"{r['target']}/{r['variant']}", r["metric"], r["a"], r["b"],
               tables.human(r.get("median_a")), tables.human(r.get("median_b")),
               f"{r['ratio']:.3f}" if r.get("ratio") else "-", r["verdict"]] for r in rows]
-    print(tables.render(["workload", "point", "target/variant", "metric", "median A", "median B",
+    print(tables.render(["workload", "point", "target/variant", "metric", "A", "B", "median A", "median B",
                          "B/A", "verdict"], table))
+
+
+def cmd_compare(args) -> int:
+    store = _store(args)
+    rows, title = _comparison(store, args.run_a, args.run_b, args.metric)
+    if not rows:
+        print(f"{title}: no point in common (same workload, target, variant and parameters)")
+        return EXIT_FAILED
+    _print_comparison(rows, title)
     return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    store = _store(args)
+    rows, title = _comparison(store, args.baseline, args.candidate, args.metric)
+    if not rows:
+        raise UsageError(f"{title}: no point in common (same workload, target, variant and parameters): "
+                         "nothing to check")
+    _print_comparison(rows, title)
+    worse = compare.regressions(rows, args.max_slowdown)
+    if worse:
+        print(f"\ncheck failed: {len(worse)} of {len(rows)} points significantly worse by more than "
+              f"{args.max_slowdown:.1%}:")
+        for r in worse:
+            print(f"  {r['workload']} {r['point']} {r['target']}/{r['variant']}: {r['verdict']}")
+        return EXIT_FAILED
+    print(f"\ncheck passed: no point significantly worse by more than {args.max_slowdown:.1%} ({len(rows)} points)")
+    return EXIT_OK
+
+
+def _percent(text: str) -> float:
+    """--max-slowdown: 5% or 5 (percent), 0 to 1000."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage from 0 to 1000 (e.g. 5%)")
+    return value / 100
 
 
 def cmd_report(args) -> int:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from msgbench import results, spec
-from msgbench.points import canonical, value_text
+from msgbench.points import canonical, target_label, value_text
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Entry:
         return self.summary.get("status", "failed")
 
     def series_key(self) -> tuple:
-        return (self.run.index, self.summary["target"], self.summary["variant"])
+        return (self.run.index, self.summary["target"], self.summary.get("build") or "", self.summary["variant"])
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ def describe_params(params: dict) -> str:
 
 
 def series_label(entry: Entry, multi_run: bool) -> str:
-    label = f"{entry.summary['target']}/{entry.summary['variant']}"
+    label = target_label(entry.summary)
     return f"{entry.run.label} {label}" if multi_run else label
 
 

@@ -17,5 +17,10 @@ def targets_dir() -> Path:
     return Path(os.environ.get("MSGBENCH_TARGETS_DIR", REPO_ROOT / "targets"))
 
 
+def builds_dir() -> Path:
+    """Where each build of a target that compiles apart gets its own folder."""
+    return Path(os.environ.get("MSGBENCH_BUILDS_DIR", REPO_ROOT / "results" / "builds"))
+
+
 def default_store_path() -> Path:
     return Path(os.environ.get("MSGBENCH_STORE", REPO_ROOT / "results" / "msgbench.sqlite"))

@@ -14,15 +14,23 @@ def canonical(value: object) -> str:
 
 
 def point_key(m: dict) -> tuple:
-    """Measurements (or summaries) of one point share workload, scenario, target, variant
-    and every parameter."""
-    return (m["workload"], m["scenario"], m["target"], m["variant"], canonical(m["params"]))
+    """Measurements (or summaries) of one point share workload, scenario, target, build,
+    variant and every parameter."""
+    return (m["workload"], m["scenario"], m["target"], m.get("build") or "", m["variant"], canonical(m["params"]))
 
 
-def same_point_key(m: dict) -> tuple:
+def same_point_key(m: dict, *, with_build: bool = True) -> tuple:
     """The key under which the same point of two runs matches: as point_key without the
-    scenario's name, which a suite may have renamed between the runs."""
-    return (m["workload"], m["target"], m["variant"], canonical(m["params"]))
+    scenario's name, which a suite may have renamed between the runs; without the build
+    too when builds of one run are compared with each other."""
+    build = (m.get("build") or "",) if with_build else ()
+    return (m["workload"], m["target"], *build, m["variant"], canonical(m["params"]))
+
+
+def target_label(m: dict) -> str:
+    """erlang/default, or erlang@otp25/default for a measurement on a named build."""
+    build = m.get("build") or ""
+    return f"{m['target']}{'@' + build if build else ''}/{m['variant']}"
 
 
 def value_text(value: object) -> str:

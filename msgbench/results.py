@@ -26,7 +26,7 @@ def _summarize_point(group: list[dict]) -> dict:
     ok = [m for m in group if m["status"] == "ok"]
     summary = {
         "scenario": first["scenario"], "workload": first["workload"], "target": first["target"],
-        "variant": first["variant"], "variant_label": first["variant_label"],
+        "build": first.get("build") or "", "variant": first["variant"], "variant_label": first["variant_label"],
         "params": first["params"], "sweep": first["sweep"], "x": first["x"],
         "ok": len(ok), "total": len(group), "metrics": {}, "warnings": [],
     }
@@ -106,6 +106,7 @@ def check_document(doc: object, source: str) -> list[dict]:
     for run in runs:
         for m in run["measurements"]:
             m.setdefault("warmup", False)
+            m.setdefault("build", "")
             m.setdefault("variant_label", "idiomatic")
             m.setdefault("sweep", None)
             m.setdefault("x", None)

@@ -43,7 +43,7 @@ class Job:
     @property
     def label(self) -> str:
         where = f" {self.scenario.sweep}={self.x}" if self.scenario.sweep else ""
-        return f"{self.scenario.name}{where} {self.target.name}/{self.variant.name}"
+        return f"{self.scenario.name}{where} {self.target.label}/{self.variant.name}"
 
 
 @dataclass
@@ -82,12 +82,14 @@ def plan_run(
     warmup: int,
     timeout_s: float | None,
     strict_targets: bool,
+    builds: dict[str, list[targets.Target]] | None = None,
 ) -> Plan:
-    """Resolve and check everything before any worker starts."""
+    """Resolve and check everything before any worker starts. builds: a target's builds
+    (builds.expand), each measured in place of the target, interleaved with the others."""
     plan = Plan(jobs=[])
     for scenario in scenarios:
         wl = spec.workload(scenario.workload)
-        chosen = _targets_for(scenario, wl, target_names, strict_targets, plan)
+        chosen = _targets_for(scenario, wl, target_names, strict_targets, plan, builds or {})
         measured = {t.name for t in chosen if t.kind != "reference"}  # what reference tools compare with
         for x, given in scenario.points():
             params = _resolve(wl, given)
@@ -101,13 +103,14 @@ def plan_run(
     return plan
 
 
-def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Target]:
+def _targets_for(scenario, wl, target_names, strict, plan, builds) -> list[targets.Target]:
     names = target_names or scenario.targets
     if names:
         chosen = [targets.target(n) for n in names]
     else:
         chosen = [t for t in targets.registry().values()
                   if wl.name in t.workloads and t.kind != "reference"]
+    chosen = [b for t in chosen for b in builds.get(t.name, [t])]
     usable = []
     for t in chosen:
         if wl.name not in t.workloads:
@@ -119,7 +122,7 @@ def _targets_for(scenario, wl, target_names, strict, plan) -> list[targets.Targe
         try:
             targets.require_installed(t)
         except targets.TargetError as exc:
-            if strict:
+            if strict and not t.build_of:  # a build that is missing is skipped: the others still run
                 raise PlanError(str(exc)) from None
             plan.skipped.append(str(exc))
             continue
@@ -182,6 +185,14 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
     )
 
 
+def drop_target(plan: Plan, label: str, why: str) -> None:
+    """Leave out every job of one target or build (one that failed to build), saying why."""
+    plan.jobs = [j for j in plan.jobs if j.target.label != label]
+    plan.skipped.append(why)
+    if not plan.jobs:
+        raise PlanError("nothing to run: " + "; ".join(plan.skipped))
+
+
 def process_limit(processes: int) -> int:
     """The process limit a worker is given (erl +P): room for the run and the runtime's own."""
     return max(1024, int(processes * 1.1) + 1000)
@@ -197,8 +208,13 @@ def _shown(params: dict) -> str:
 def execute(plan: Plan, store: Store, suite: str | None, command: str | None = None,
             progress: Progress | None = None) -> tuple[str, str]:
     """Run every job; return the run id and its final status."""
-    runtimes = {t.name: targets.runtime_version(t) for t in {j.target.name: j.target for j in plan.jobs}.values()}
+    chosen = {j.target.label: j.target for j in plan.jobs}
+    runtimes = {label: targets.runtime_version(t) for label, t in chosen.items()}
     metadata = sysinfo.collect(runtimes)
+    built = {label: t.build_of.describe() | {"version": runtimes[label], "folder": str(t.folder)}
+             for label, t in chosen.items() if t.build_of}
+    if built:
+        metadata["builds"] = built
     metadata["harness"] = procs.harness_identity()  # so a later start can tell if this run was abandoned
     command = command or shlex.join(["msgbench", *sys.argv[1:]])
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
@@ -312,7 +328,8 @@ def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
 def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, started_at) -> None:
     store.add_measurement(run_id, {
         "scenario": job.scenario.name, "workload": job.scenario.workload, "target": job.target.name,
-        "variant": job.variant.name, "variant_label": job.variant.label, "params": job.params,
+        "build": job.target.build_label, "variant": job.variant.name, "variant_label": job.variant.label,
+        "params": job.params,
         "sweep": job.scenario.sweep, "x": job.x, "repetition": repetition, "warmup": warmup,
         "status": outcome.status, "error": outcome.error, "metrics": outcome.metrics,
         "verify": outcome.verify,

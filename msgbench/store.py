@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS measurements (
     scenario TEXT NOT NULL,
     workload TEXT NOT NULL,
     target TEXT NOT NULL,
+    build TEXT NOT NULL DEFAULT '',
     variant TEXT NOT NULL,
     variant_label TEXT NOT NULL,
     params TEXT NOT NULL,
@@ -87,6 +88,7 @@ class Store:
                 self.db.execute("SELECT 1 FROM runs LIMIT 1")  # a store, not some other SQLite file
             else:
                 self._write(lambda: self.db.executescript(SCHEMA), "the store's tables")
+                self._write(self._add_new_columns, "the store's new columns")
         except (sqlite3.Error, StoreError) as exc:
             self.db.close()
             if isinstance(exc, StoreError):
@@ -106,6 +108,14 @@ class Store:
             return self.waiter.run(transaction, what)
         except storefile.StoreFileError as exc:
             raise StoreError(str(exc)) from None
+
+    def _add_new_columns(self) -> None:
+        """A store made by an earlier msgbench gets the columns added since, with their
+        defaults: its runs read as before (a measurement of no named build)."""
+        have = {row["name"] for row in self.db.execute("PRAGMA table_info(measurements)")}
+        for column, definition in _ADDED_COLUMNS.items():
+            if column not in have:
+                self.db.execute(f"ALTER TABLE measurements ADD COLUMN {column} {definition}")
 
     def close(self) -> None:
         self.db.close()
@@ -215,6 +225,7 @@ class Store:
             for column in _JSON_COLUMNS:
                 m[column] = json.loads(m[column]) if m[column] is not None else None
             m["warmup"] = bool(m["warmup"])
+            m.setdefault("build", "")  # a read-only store from before builds
             m["extra"] = m["extra"] or {}
             del m["id"], m["run_id"]
             found.append(m)
@@ -254,8 +265,11 @@ class Store:
         return run["id"]
 
 
+# Columns added after the first release, with their definitions (for older stores).
+_ADDED_COLUMNS = {"build": "TEXT NOT NULL DEFAULT ''"}
+
 _MEASUREMENT_COLUMNS = [
-    "scenario", "workload", "target", "variant", "variant_label", "params", "sweep", "x",
+    "scenario", "workload", "target", "build", "variant", "variant_label", "params", "sweep", "x",
     "repetition", "warmup", "status", "error", "metrics", "verify", "runtime_version",
     "started_at", "worker", "stderr_tail", "extra",
 ]
@@ -264,7 +278,8 @@ _INSERT_MEASUREMENT = (f"INSERT INTO measurements (run_id, {', '.join(_MEASUREME
 
 
 def _measurement_row(m: dict) -> list:
-    return [_dumps(m.get(c)) if c in _JSON_COLUMNS else (int(m[c]) if c == "warmup" else m.get(c))
+    return [_dumps(m.get(c)) if c in _JSON_COLUMNS else int(m[c]) if c == "warmup"
+            else (m.get(c) or "") if c == "build" else m.get(c)
             for c in _MEASUREMENT_COLUMNS]
 
 

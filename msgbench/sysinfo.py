@@ -86,7 +86,8 @@ class CommandHung(RuntimeError):
     """A short command the harness waits on did not finish in time (it was stopped)."""
 
 
-def run_bounded(argv: list[str], cwd=None, timeout_s: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+def run_bounded(argv: list[str], cwd=None, timeout_s: float = COMMAND_TIMEOUT_S,
+                env: dict | None = None) -> subprocess.CompletedProcess:
     """Run a short command (a version query, git) and capture its output, with a limit.
 
     It runs under the process supervisor, so neither its hanging nor a daemon it
@@ -94,7 +95,7 @@ def run_bounded(argv: list[str], cwd=None, timeout_s: float = COMMAND_TIMEOUT_S)
     """
     status_read, status_write = os.pipe()
     try:
-        proc = subprocess.Popen(procs.supervised_argv(list(argv), status_write, STOP_GRACE_S), cwd=cwd,
+        proc = subprocess.Popen(procs.supervised_argv(list(argv), status_write, STOP_GRACE_S), cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True, pass_fds=(status_write,))
     finally:
@@ -128,14 +129,14 @@ def _stop_session(proc: subprocess.Popen) -> None:
         stream.close()
 
 
-def first_line_of(argv: list[str], cwd=None) -> str:
+def first_line_of(argv: list[str], cwd=None, env: dict | None = None) -> str:
     """The first line a version command prints (stdout, else stderr), or why not.
 
     Raises CommandHung if it does not answer in time: a runtime that hangs at its
     version would hang every worker too.
     """
     try:
-        proc = run_bounded(argv, cwd=cwd)
+        proc = run_bounded(argv, cwd=cwd, env=env)
     except OSError as exc:
         return f"unknown ({exc})"
     lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()

@@ -4,7 +4,7 @@ import html
 import re
 
 from msgbench import spec
-from msgbench.points import canonical
+from msgbench.points import canonical, target_label
 
 
 def human(value: float | None) -> str:
@@ -80,13 +80,13 @@ def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
         status = s["status"] if s["status"] != "ok" else ("ok" if not s["warnings"] else "ok*")
         shown = "n/a" if s["status"] == "unsupported" else ("FAILED" if s["status"] != "ok" else "")
         if stats:
-            rows.append([s["scenario"], x, f"{s['target']}/{s['variant']}", status, metric,
+            rows.append([s["scenario"], x, target_label(s), status, metric,
                          human(stats["median"]), human(stats["min"]), human(stats["max"]),
                          f"{stats['cv']:.1%}", f"{stats['n']}"])
             if references:
                 rows[-1].append(f"{stats['median'] / reference:.2f}x" if reference else "")
         else:
-            rows.append([s["scenario"], x, f"{s['target']}/{s['variant']}", status, metric,
+            rows.append([s["scenario"], x, target_label(s), status, metric,
                          shown or "-", "", "", "", f"{s['ok']}/{s['total']}"])
             if references:
                 rows[-1].append("")

@@ -39,6 +39,27 @@ class Variant:
         return found
 
 
+@dataclass(frozen=True)
+class Build:
+    """One build of a target's runtime: where its tools are and how it starts.
+
+    A build with a path or an environment may change the compiler, so the target is
+    built for it in a folder of its own (msgbench/builds.py); one made of runtime
+    flags alone (erl +sbt tnnps) runs the target's own build."""
+
+    label: str
+    path: str = ""  # a folder put first on PATH: the runtime's or the compiler's bin
+    env: tuple[tuple[str, str], ...] = ()  # GOROOT, CC, JAVA_HOME, RUSTUP_TOOLCHAIN, ...
+    args: tuple[str, ...] = ()  # runtime flags added to every variant's
+
+    @property
+    def compiles_apart(self) -> bool:
+        return bool(self.path or self.env)
+
+    def describe(self) -> dict:
+        return {"path": self.path, "env": dict(self.env), "args": list(self.args)}
+
+
 @dataclass(frozen=True, eq=False)
 class Target:
     name: str
@@ -61,6 +82,25 @@ class Target:
     per_process_bytes_for: dict  # per workload, where its processes weigh more than the ring's
     max_processes: int
     variants: dict[str, Variant]
+    build_of: Build | None = None  # one build of the runtime, when the run compares builds
+
+    @property
+    def build_label(self) -> str:
+        return self.build_of.label if self.build_of else ""
+
+    @property
+    def label(self) -> str:
+        """The target as a run shows it: erlang, or erlang@otp25 for one of its builds."""
+        return f"{self.name}@{self.build_label}" if self.build_of else self.name
+
+    def build_env(self) -> dict:
+        """The environment the target is built, versioned and run in: the build's tools first."""
+        env = dict(os.environ)
+        if self.build_of:
+            env |= dict(self.build_of.env)
+            if self.build_of.path:
+                env["PATH"] = os.pathsep.join(filter(None, [self.build_of.path, env.get("PATH", "")]))
+        return env
 
     def request(self, workload: str, variant: Variant, params: dict, repetition: int, warmup: bool) -> dict:
         """The one line a worker reads on stdin (spec/request.schema.json)."""
@@ -87,7 +127,8 @@ class Target:
 
     def missing_requirements(self) -> list[str]:
         """Tools and service binaries this target needs that are not installed."""
-        missing = [tool for tool in self.requires if not _found(tool)]
+        path = self.build_env().get("PATH")
+        missing = [tool for tool in self.requires if not _found(tool, path)]
         needed = dict.fromkeys(s for v in self.variants.values() for s in self.services_for(v))
         for name in needed:
             service = catalogue.spec(name)
@@ -106,25 +147,25 @@ class Target:
     def serve_argv(self, variant: Variant, process_limit: int) -> list[str]:
         return self._expand(self.serve, variant, process_limit)
 
-    @staticmethod
-    def _expand(template, variant: Variant, process_limit: int) -> list[str]:
+    def _expand(self, template, variant: Variant, process_limit: int) -> list[str]:
         argv = []
         for element in template:
             if element == "{variant_args}":
-                argv += variant.args
+                argv += [*variant.args, *(self.build_of.args if self.build_of else ())]
             else:
                 argv.append(element.replace("{process_limit}", str(process_limit)))
         return argv
 
     def worker_env(self, variant: Variant) -> dict:
-        return os.environ | {k: str(v) for k, v in variant.env.items()}
+        return self.build_env() | {k: str(v) for k, v in variant.env.items()}
 
 
-def _found(requirement: str) -> bool:
-    """A tool on PATH, or a file by absolute path (a library's header, e.g. /usr/include/zmq.h)."""
+def _found(requirement: str, path: str | None = None) -> bool:
+    """A tool on PATH (the build's, if given), or a file by absolute path (a library's
+    header, e.g. /usr/include/zmq.h)."""
     if requirement.startswith("/"):
         return Path(requirement).exists()
-    return shutil.which(requirement) is not None
+    return shutil.which(requirement, path=path) is not None
 
 
 def load_target(folder: Path) -> Target:
@@ -190,11 +231,14 @@ def target(name: str) -> Target:
 
 
 def require_installed(t: Target) -> None:
+    if t.build_of and t.build_of.path and not Path(t.build_of.path).is_dir():
+        raise TargetError(f"build {t.label}: its folder {t.build_of.path} does not exist")
     missing = t.missing_requirements()
     if missing:
         hint = t.install_command()
         how = f"; install it with: {hint}" if hint else ""
-        raise TargetError(f"target {t.name} needs {', '.join(missing)}, which is not installed{how}")
+        where = f" (build {t.build_label}: PATH starts {t.build_of.path})" if t.build_of and t.build_of.path else ""
+        raise TargetError(f"target {t.label} needs {', '.join(missing)}, which is not installed{where}{how}")
 
 
 def build(t: Target, quiet: bool = True) -> None:
@@ -203,11 +247,12 @@ def build(t: Target, quiet: bool = True) -> None:
     if not t.build:
         return
     proc = subprocess.run(
-        ["bash", "-c", t.build], cwd=t.folder, capture_output=quiet, text=True, check=False
+        ["bash", "-c", t.build], cwd=t.folder, env=t.build_env(), capture_output=quiet, text=True, check=False
     )
     if proc.returncode != 0:
         output = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]
-        raise TargetError(f"building target {t.name} failed ({t.build!r}, exit {proc.returncode}):\n{output}")
+        raise TargetError(f"building target {t.label} failed ({t.build!r} in {t.folder}, exit "
+                          f"{proc.returncode}):\n{output}")
 
 
 @cache
@@ -215,12 +260,13 @@ def runtime_version(t: Target) -> str:
     """The runtime's version as its own command prints it, or why it could not."""
     if not t.version:
         return ""
-    if shutil.which(t.version[0]) is None and not (t.folder / t.version[0]).exists():
+    env = t.build_env()
+    if shutil.which(t.version[0], path=env.get("PATH")) is None and not (t.folder / t.version[0]).exists():
         return "not installed"
     try:
-        return sysinfo.first_line_of(t.version, cwd=t.folder)
+        return sysinfo.first_line_of(t.version, cwd=t.folder, env=env)
     except sysinfo.CommandHung as exc:
-        raise TargetError(f"target {t.name}: its version command {exc}; is the runtime working?") from None
+        raise TargetError(f"target {t.label}: its version command {exc}; is the runtime working?") from None
 
 
 def missing_packages() -> list[str]:

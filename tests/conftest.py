@@ -14,6 +14,7 @@ def fake_targets(monkeypatch, tmp_path):
     """The harness pointed at the test-double targets and a store of its own."""
     monkeypatch.setenv("MSGBENCH_TARGETS_DIR", str(FIXTURE_TARGETS))
     monkeypatch.setenv("MSGBENCH_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv("MSGBENCH_BUILDS_DIR", str(tmp_path / "builds"))
     targets.registry.cache_clear()
     yield tmp_path / "store.sqlite"
     targets.registry.cache_clear()

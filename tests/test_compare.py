@@ -1,11 +1,14 @@
-"""compare_runs: points matched by their parameters, labelled so a reader can tell them apart."""
+"""compare and check: points matched by their parameters (and build), labelled so a reader
+can tell them apart, with a verdict a CI gate can act on."""
 
-from msgbench.compare import compare_runs
+import pytest
+
+from msgbench.compare import compare, compare_builds, compare_runs, regressions, side
 
 
-def _fanin(size: int, values: list[float]) -> list[dict]:
+def _fanin(size: int, values: list[float], build: str = "") -> list[dict]:
     params = {"senders": 4, "duration_ms": 200, "mix": [{"percent": 100, "kind": "message", "size": size}]}
-    return [{"workload": "fanin", "target": "erlang", "variant": "default", "params": params,
+    return [{"workload": "fanin", "target": "erlang", "build": build, "variant": "default", "params": params,
              "sweep": "senders", "warmup": False, "status": "ok",
              "metrics": {"receive_throughput_per_s": v}} for v in values]
 
@@ -17,5 +20,45 @@ def test_points_that_differ_only_in_their_mix_get_different_labels():
     labels = [row["point"] for row in rows]
     assert labels == ["senders=4 duration_ms=200 mix=100%message:1",
                       "senders=4 duration_ms=200 mix=100%message:100"]
-    assert rows[0]["verdict"].startswith("B is better: +83.3%")
-    assert rows[1]["verdict"].startswith("not significant")
+    assert rows[0]["verdict"] == "B is 83.3% better: receive_throughput_per_s +83.3% (p = 0.008)"
+    assert rows[1]["verdict"].startswith("no significant difference")
+
+
+def test_builds_of_one_run_are_compared_with_the_first():
+    run = {"id": "r1", "measurements": _fanin(1, [10, 11, 12, 13, 14], "otp25")
+           + _fanin(1, [9, 10, 10.5, 11, 11.5], "branch") + _fanin(1, [20, 21, 22, 23, 24], "fast")}
+    rows = compare_builds(run)
+    assert [(r["a"], r["b"]) for r in rows] == [("otp25", "branch"), ("otp25", "fast")]
+    assert rows[0]["verdict"].startswith("no significant difference")
+    assert rows[1]["verdict"].startswith("fast is 83.3% better")
+    assert rows[0]["target"] == "erlang"  # the point, whichever build
+
+
+@pytest.mark.parametrize("candidate, failing", [
+    ([7, 7.5, 8, 8.5, 9], 1),              # 33% slower, p < 0.05: fails a 5% gate
+    ([11.5, 11.6, 12.1, 12.4, 12.9], 0),   # within the noise: passes
+    ([20, 21, 22, 23, 24], 0),             # faster: passes
+])
+def test_check_fails_only_on_a_significant_slowdown_beyond_the_threshold(candidate, failing):
+    base = side({"measurements": _fanin(1, [10, 11, 12, 13, 14])}, name="base")
+    cand = side({"measurements": _fanin(1, candidate)}, name="cand")
+    assert len(regressions(compare(base, cand), 0.05)) == failing
+
+
+def test_a_slowdown_below_the_threshold_passes_even_when_significant():
+    base = side({"measurements": _fanin(1, [100, 100.5, 101, 101.5, 102])}, name="base")
+    cand = side({"measurements": _fanin(1, [97, 97.5, 98, 98.5, 99])}, name="cand")  # 3% slower
+    rows = compare(base, cand)
+    assert rows[0]["significant"]
+    assert regressions(rows, 0.05) == [] and len(regressions(rows, 0.02)) == 1
+
+
+def test_lower_is_better_metrics_count_a_rise_as_the_slowdown():
+    def echo(values):
+        params = {"mode": "echo", "size": 64}
+        return [{"workload": "socket", "target": "c", "variant": "default", "params": params, "warmup": False,
+                 "status": "ok", "metrics": {"round_trip_us": v}} for v in values]
+    rows = compare(side({"measurements": echo([10, 10.1, 10.2, 10.3, 10.4])}, name="a"),
+                   side({"measurements": echo([12, 12.1, 12.2, 12.3, 12.4])}, name="b"), "round_trip_us")
+    assert rows[0]["worse_by"] == pytest.approx(0.196, abs=0.01)
+    assert len(regressions(rows, 0.05)) == 1

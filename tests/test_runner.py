@@ -140,7 +140,7 @@ def test_export_import_and_compare_round_trip(fake_targets, tmp_path, capsys):
     capsys.readouterr()
     assert run_cli("compare", older, newest) == 0
     out_text = capsys.readouterr().out
-    assert "not significant" in out_text  # the fake's numbers are identical run to run
+    assert "no significant difference" in out_text  # the fake's numbers are identical run to run
 
 
 def test_import_refuses_a_broken_document(fake_targets, tmp_path, capsys):

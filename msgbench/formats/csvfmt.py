@@ -2,8 +2,9 @@
 
 One row per measurement, warm-ups included and flagged. Columns: run_id, scenario,
 workload, target, variant, variant_label, sweep, x, repetition, warmup, status,
-error, params (a JSON object), then `metric:<name>` and `verify:<name>` columns
-(the union over the rows, sorted; empty where a row has none).
+error, params (a JSON object), build (the build of the target's runtime, empty when the
+run named none; a CSV written before builds has no such column), then `metric:<name>`
+and `verify:<name>` columns (the union over the rows, sorted; empty where a row has none).
 
 parse() rebuilds the runs' measurements and, by default, their summaries with the
 harness's own statistics (msgbench.results.summarize_run); pass `summarize` to use
@@ -20,6 +21,7 @@ from msgbench import results
 
 COLUMNS = ("run_id", "scenario", "workload", "target", "variant", "variant_label", "sweep", "x",
            "repetition", "warmup", "status", "error", "params")
+BUILD = "build"  # after COLUMNS; optional when reading
 METRIC_PREFIX = "metric:"
 VERIFY_PREFIX = "verify:"
 
@@ -42,7 +44,7 @@ def render(doc: dict) -> str:
     verify = sorted({k for _, m in rows for k in (m.get("verify") or {})})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*COLUMNS, *(METRIC_PREFIX + k for k in metrics),
+    writer.writerow([*COLUMNS, BUILD, *(METRIC_PREFIX + k for k in metrics),
                      *(VERIFY_PREFIX + k for k in verify)])
     for run_id, m in rows:
         writer.writerow([
@@ -50,6 +52,7 @@ def render(doc: dict) -> str:
                          m.get("variant_label") or "", m.get("sweep") or "")),
             _number(m.get("x")), m.get("repetition", ""), "true" if m.get("warmup") else "false", _text(m["status"]),
             _text(m.get("error") or ""), _text(json.dumps(m.get("params") or {}, separators=(",", ":"))),
+            _text(m.get("build") or ""),
             *(_number((m.get("metrics") or {}).get(k)) for k in metrics),
             *(_number((m.get("verify") or {}).get(k)) for k in verify),
         ])
@@ -121,7 +124,9 @@ def _check_header(header: list[str]) -> None:
             what = f"found {found!r}" if found is not None else "the header ends there"
             raise ParseError(1, index + 1, f"expected column {expected!r} ({what}); a msgbench "
                                            f"CSV header starts {','.join(COLUMNS)}")
-    for index, name in enumerate(header[len(COLUMNS):], start=len(COLUMNS)):
+    extra = header[len(COLUMNS):]
+    start = len(COLUMNS) + (1 if extra[:1] == [BUILD] else 0)
+    for index, name in enumerate(header[start:], start=start):
         if not name.startswith((METRIC_PREFIX, VERIFY_PREFIX)):
             raise ParseError(1, index + 1, f"expected a column named metric:<name> or "
                                            f"verify:<name>, found {name!r}")
@@ -155,7 +160,7 @@ def _measurement(header: list[str], row: list[str], line: int) -> tuple[str, dic
         "x": _parse_number(cells["x"], lambda msg: fail("x", msg)),
         "repetition": _parse_number(cells["repetition"], lambda msg: fail("repetition", msg)),
         "warmup": warmup in ("true", "1"), "status": cells["status"],
-        "error": cells["error"] or None, "metrics": {}, "verify": {},
+        "error": cells["error"] or None, "metrics": {}, "verify": {}, "build": cells.get(BUILD, ""),
     }
     for name, text in cells.items():
         if name.startswith(METRIC_PREFIX) and text.strip():

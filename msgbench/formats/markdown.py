@@ -13,6 +13,7 @@ can end the comment.
 import re
 
 from msgbench import jsonio, tables
+from msgbench.points import target_label
 from msgbench.tables import md_code, md_text
 
 EMBED_MARK = "msgbench-results-document"
@@ -36,7 +37,7 @@ def render(doc: dict, *, embed: bool = True) -> str:
             parts.append(f"- note: {md_text(note)}")
         headers, rows = tables.summary_rows(run["summary"])
         parts.append("\n" + tables.render(headers, rows, markdown=True) + "\n")
-        warnings = [md_text(f"- {s['target']}/{s['variant']} {s['scenario']}"
+        warnings = [md_text(f"- {target_label(s)} {s['scenario']}"
                             f"{' ' + s['sweep'] + '=' + str(s['x']) if s['sweep'] else ''}: {w}")
                     for s in run["summary"] for w in s["warnings"]]
         if warnings:

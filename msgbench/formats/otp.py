@@ -97,7 +97,7 @@ def graphs_from_doc(doc: dict) -> list[dict]:
             for members in model.group_by(entries, model.Entry.series_key).values():
                 at = {e.params.get("senders"): e for e in members}
                 points = [model.point_of(at.get(x), METRICS[kind], x) for x in xs]
-                rows.append({"label": _clean_label(data.label(members[0]) + suffix),
+                rows.append({"label": _clean_label(_row_label(data, members[0]) + suffix),
                              "values": [p.y for p in points],
                              "status": [p.status for p in points]})
             graphs.append({"title": title, "x": xs, "rows": rows})
@@ -121,6 +121,15 @@ def title_extras(scenarios: dict[str, list[model.Entry]]) -> list[dict]:
             for i, extra in zip(members, model.distinguishing(params), strict=True):
                 extras[i] = extra
     return extras
+
+
+def _row_label(data: model.WorkloadData, entry: model.Entry) -> str:
+    """A build's label alone, as the OTP suite labels a row with its release
+    (master_2ef0c); otherwise the run's target/variant."""
+    build = entry.summary.get("build") or ""
+    if build and not data.multi_run:
+        return build
+    return data.label(entry)
 
 
 def _clean_label(label: str) -> str:

@@ -10,6 +10,7 @@ as in the seed, Received and the received averages count what arrived before T.
 """
 
 from msgbench import figures, model
+from msgbench.points import target_label
 from msgbench.workloads import generic
 from msgbench.workloads.plugin import Plugin
 
@@ -83,7 +84,7 @@ def measurement_block(m: dict) -> str:
 
 
 def seed_text(run: dict) -> str:
-    return "\n".join(f"[{m['target']}/{m['variant']} repetition {m['repetition']}]\n{measurement_block(m)}"
+    return "\n".join(f"[{target_label(m)} repetition {m['repetition']}]\n{measurement_block(m)}"
                      for m in run["measurements"] if m["workload"] == "chat" and not m["warmup"])
 
 

@@ -8,6 +8,7 @@ with the scenario on the (category) x axis.
 import json
 
 from msgbench import figures, model
+from msgbench.points import target_label
 
 _ARROWS = {"higher": " ↑", "lower": " ↓"}
 
@@ -65,7 +66,7 @@ def summary_table(data: model.WorkloadData, ids: figures.Ids) -> dict:
         status = entry.status
         row += [
             figures.cell(s["scenario"]),
-            figures.cell(f"{s['target']}/{s['variant']} ({s.get('variant_label', '')})"),
+            figures.cell(f"{target_label(s)} ({s.get('variant_label', '')})"),
             figures.cell(model.describe_params(s.get("params") or {})),
             figures.cell(status if status == "ok" else figures.status_text(status), status),
             figures.cell(f"{s.get('ok', '?')}/{s.get('total', '?')}"),

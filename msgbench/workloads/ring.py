@@ -14,7 +14,7 @@ creation time per ring size and passing time for each ring size and lap count
 import json
 
 from msgbench import figures, model, tables
-from msgbench.points import canonical
+from msgbench.points import canonical, target_label
 from msgbench.workloads.plugin import Plugin
 
 _BARS_NOTE = "error bars: min–max of the repetitions"
@@ -157,11 +157,11 @@ def run_tables(summary: list[dict]) -> str:
     """The seed's creation table and n x m passing grid, per target and variant."""
     ring = [s for s in summary if s["workload"] == "ring"]
     out = []
-    for tv in sorted({(s["target"], s["variant"]) for s in ring}):
-        points = [s for s in ring if (s["target"], s["variant"]) == tv]
+    for tv in sorted({target_label(s) for s in ring}):
+        points = [s for s in ring if target_label(s) == tv]
         ns = sorted({s["params"]["n"] for s in points})
         ms = sorted({s["params"]["m"] for s in points})
-        out.append(f"== {tv[0]}/{tv[1]} ==\n")
+        out.append(f"== {tv} ==\n")
         creation = [[f"{n:,}", _median(points, n, None, "create_wall_ms")] for n in ns]
         out.append(tables.render(["Processes", "Creation Time (ms)"], creation) + "\n")
         grid = [[f"{n:,}", *(_median(points, n, m, "pass_wall_ms") for m in ms)] for n in ns]
@@ -180,7 +180,7 @@ def _median(points, n, m, metric) -> str:
 
 
 def seed_text(run: dict) -> str:
-    blocks = [f"[{m['target']}/{m['variant']} repetition {m['repetition']}]\n{measurement_block(m)}"
+    blocks = [f"[{target_label(m)} repetition {m['repetition']}]\n{measurement_block(m)}"
               for m in run["measurements"] if m["workload"] == "ring" and not m["warmup"]]
     points = {(s["params"]["n"], s["params"]["m"]) for s in run["summary"] if s["workload"] == "ring"}
     if len(points) > 1:

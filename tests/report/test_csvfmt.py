@@ -19,7 +19,7 @@ def test_columns_in_the_documented_order_then_metrics_and_verify_sorted(one_run)
     verify = [h for h in header if h.startswith("verify:")]
     assert metrics == sorted(metrics) and "metric:hops_per_s" in metrics
     assert verify == sorted(verify) and "verify:hops" in verify
-    assert header == list(csvfmt.COLUMNS) + metrics + verify
+    assert header == [*csvfmt.COLUMNS, csvfmt.BUILD] + metrics + verify
 
 
 def test_one_row_per_measurement_warmups_flagged(one_run):
@@ -55,7 +55,7 @@ def test_parse_computes_the_summaries(one_run):
 
 def test_parse_takes_another_summariser():
     text = csvfmt.render({"runs": [{"id": "r", "measurements": []}]})
-    text += "r,s,w,t,v,idiomatic,,,1,false,ok,,{}\n"
+    text += "r,s,w,t,v,idiomatic,,,1,false,ok,,{},\n"  # the build column empty
     doc = csvfmt.parse(text, summarize=lambda ms: [{"count": len(ms)}])
     assert doc["runs"][0]["summary"] == [{"count": 1}]
 
@@ -85,3 +85,9 @@ def test_parse_errors_say_the_line_and_column(text, line, column, expected):
         csvfmt.parse(text)
     assert (caught.value.line, caught.value.column) == (line, column)
     assert expected in str(caught.value)
+
+
+def test_a_csv_from_before_builds_has_no_build_column_and_still_reads():
+    text = ",".join(csvfmt.COLUMNS) + ",metric:hops_per_s\nr,s,ring,t,v,idiomatic,,,1,false,ok,,{},5\n"
+    (run,) = csvfmt.parse(text)["runs"]
+    assert run["measurements"][0]["build"] == "" and run["measurements"][0]["metrics"] == {"hops_per_s": 5}

@@ -1,0 +1,161 @@
+"""Builds of one target in one interleaved run: declared on the command line or in a
+file, each built in its own folder when it may change the compiler, stored by name,
+compared and checked; a build that is missing or fails to build leaves the others."""
+
+import json
+
+import pytest
+
+from msgbench.builds import BuildError, load_file, parse_option
+from msgbench.cli import main
+from msgbench.store import Store
+
+
+def run_cli(*args) -> int:
+    return main(list(args))
+
+
+def only_run(store_path):
+    store = Store(store_path)
+    run = store.runs()[0]
+    return run, [m for m in store.measurements(run["id"]) if not m["warmup"]]
+
+
+def test_two_builds_run_interleaved_and_are_stored_by_name(fake_targets, tmp_path, capsys):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "2", "--warmup", "0",
+                   "--build", f"fake:base={folder}", "--build", "fake:plain")
+    assert code == 0
+    run, measured = only_run(fake_targets)
+    assert [m["build"] for m in measured] == ["base", "plain", "base", "plain"]  # A B A B
+    builds = run["metadata"]["builds"]
+    assert set(builds) == {"fake@base", "fake@plain"}
+    assert builds["fake@base"]["path"] == str(folder) and "Python" in builds["fake@base"]["version"]
+    # The build with a path got a folder of its own; the plain one ran in the target's.
+    assert builds["fake@base"]["folder"].startswith(str(tmp_path / "builds" / "fake@base"))
+    assert (tmp_path / "builds" / "fake@base" / "targets" / "fake" / "worker.py").is_file()
+    assert "fixtures" in builds["fake@plain"]["folder"]
+    out = capsys.readouterr().out
+    assert "fake@base/ok" in out and "fake@plain/ok" in out
+
+
+def test_a_flags_build_passes_its_runtime_flags(fake_targets, tmp_path):
+    builds = tmp_path / "builds.toml"
+    builds.write_text('[[build]]\ntarget = "fake"\nlabel = "slow"\nargs = ["--slowdown", "4"]\n'
+                      '[[build]]\ntarget = "fake"\nlabel = "fast"\n')
+    assert run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--builds", str(builds), "--no-build") == 0
+    run, measured = only_run(fake_targets)
+    hops = {m["build"]: m["metrics"]["hops_per_s"] for m in measured}
+    assert hops["fast"] == pytest.approx(4 * hops["slow"])
+    assert run["metadata"]["builds"]["fake@slow"]["args"] == ["--slowdown", "4"]
+    # Flags alone change no compiler: the build runs from the target's own folder.
+    assert "fixtures" in run["metadata"]["builds"]["fake@slow"]["folder"]
+
+
+def test_builds_compare_within_a_run_and_check_gates(fake_targets, capsys):
+    assert run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "5", "--warmup", "0",
+                   "--build", "fake:a", "--build", "fake:b", "--no-build") == 0
+    capsys.readouterr()
+    assert run_cli("compare", "latest") == 0
+    out = capsys.readouterr().out
+    assert "builds of run" in out and "against a" in out and "no significant difference" in out
+    assert run_cli("check", "latest@a", "latest@b", "--max-slowdown", "5%") == 0
+    assert "check passed" in capsys.readouterr().out
+    assert run_cli("check", "latest@a", "latest@nosuch") == 2
+    assert "has no build 'nosuch'; its builds: a, b" in capsys.readouterr().err
+
+
+def test_check_between_runs_fails_on_a_slowdown_and_passes_a_speedup(fake_targets, monkeypatch, capsys):
+    ring = ("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "5", "--warmup", "0", "--no-build")
+    assert run_cli(*ring) == 0
+    monkeypatch.setenv("FAKE_SLOWDOWN", "10")
+    assert run_cli(*ring) == 0
+    newer, older = [r["id"] for r in Store(fake_targets).runs()]
+    capsys.readouterr()
+    assert run_cli("check", older, newer, "--max-slowdown", "5%") == 1
+    out = capsys.readouterr().out
+    assert "check failed: 1 of 1 points significantly worse by more than 5.0%" in out
+    assert "B is 90.0% worse: hops_per_s -90.0% (p = 0.008)" in out
+    assert run_cli("check", newer, older) == 0  # the other way round: a speedup
+    assert "check passed" in capsys.readouterr().out
+
+
+def test_check_with_nothing_in_common_is_a_usage_error(fake_targets, capsys):
+    for variant in ("ok", "slow"):
+        assert run_cli("run", "ring", "--target", "fake", "--variant", variant, "-p", "n=10", "--repeat", "1",
+                       "--warmup", "0", "--no-build") == 0
+    newer, older = [r["id"] for r in Store(fake_targets).runs()]
+    capsys.readouterr()
+    assert run_cli("check", older, newer) == 2  # different variants: never a pass by default
+    assert "no point in common" in capsys.readouterr().err
+
+
+def test_a_missing_build_is_skipped_and_the_others_run(fake_targets, capsys):
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--build", "fake:gone=/no/such/folder", "--build", "fake:here", "--no-build")
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "build fake@gone: its folder /no/such/folder does not exist" in err
+    run, measured = only_run(fake_targets)
+    assert {m["build"] for m in measured} == {"here"}
+    assert any("fake@gone" in note for note in run["notes"])
+
+
+def test_a_build_that_fails_to_build_is_skipped_and_the_others_run(fake_targets, tmp_path, capsys):
+    builds = tmp_path / "builds.toml"
+    builds.write_text('[[build]]\ntarget = "fake"\nlabel = "broken"\nenv = { FAKE_BUILD_FAILS = "1" }\n'
+                      '[[build]]\ntarget = "fake"\nlabel = "fine"\nenv = { FAKE_OK = "1" }\n')
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--builds", str(builds))
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "building target fake@broken failed" in err and "the compiler refused" in err
+    run, measured = only_run(fake_targets)
+    assert {m["build"] for m in measured} == {"fine"}
+    assert any("build fake@broken failed to build" in note for note in run["notes"])
+
+
+def test_exports_carry_builds(fake_targets, tmp_path, capsys):
+    assert run_cli("run", "fanin", "--target", "fake", "--sweep", "senders=1,2", "--repeat", "2",
+                   "--warmup", "0", "--build", "fake:master_2ef0c", "--build", "fake:parallel_sigq",
+                   "--no-build") == 0
+    capsys.readouterr()
+    assert run_cli("export", "latest", "--format", "otp") == 0
+    otp = capsys.readouterr().out
+    assert "\nmaster_2ef0c; " in otp and "\nparallel_sigq; " in otp  # as the OTP suite labels a release
+    for fmt in ("json", "csv", "md"):
+        out = tmp_path / f"run.{fmt}"
+        assert run_cli("export", "latest", "--format", fmt, "-o", str(out)) == 0
+        other = tmp_path / f"other-{fmt}.sqlite"
+        assert run_cli("--store", str(other), "import", str(out)) == 0
+        back = Store(other)
+        run_id = back.runs()[0]["id"]
+        assert {m["build"] for m in back.measurements(run_id)} == {"master_2ef0c", "parallel_sigq"}
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert {s["build"] for s in doc["runs"][0]["summary"]} == {"master_2ef0c", "parallel_sigq"}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("erlang", "expected TARGET:LABEL"),
+    ("erlang:", "expected TARGET:LABEL"),
+    ("erlang:bad label", "label 'bad label' must be"),
+])
+def test_a_malformed_build_is_refused_in_one_line(text, words):
+    with pytest.raises(BuildError, match=words):
+        parse_option(text)
+
+
+def test_a_builds_file_with_an_unknown_key_is_refused(tmp_path):
+    path = tmp_path / "builds.toml"
+    path.write_text('[[build]]\ntarget = "go"\nlabel = "x"\ngoroot = "/usr/lib/go"\n')
+    with pytest.raises(BuildError, match="unknown key 'goroot'"):
+        load_file(path)
+
+
+def test_a_build_named_twice_and_an_unknown_target_are_refused(fake_targets, capsys):
+    assert run_cli("run", "ring", "--target", "fake", "--build", "fake:a", "--build", "fake:a", "--no-build") == 2
+    assert "build fake:a is declared twice" in capsys.readouterr().err
+    assert run_cli("run", "ring", "--target", "fake", "--build", "nosuch:a", "--no-build") == 2
+    assert "build nosuch:a: unknown target 'nosuch'" in capsys.readouterr().err
