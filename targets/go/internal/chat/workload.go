@@ -3,8 +3,8 @@ package chat
 import (
 	"time"
 
+	"msgbench/kits/go/protocol"
 	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
 )
 
 // The message kinds.

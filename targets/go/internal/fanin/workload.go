@@ -3,8 +3,8 @@ package fanin
 import (
 	"time"
 
+	"msgbench/kits/go/protocol"
 	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
 )
 
 const (

@@ -1,8 +1,8 @@
 package ring
 
 import (
+	"msgbench/kits/go/protocol"
 	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
 )
 
 // inbox is every link's inbox: unbuffered, the plain idiom. A buffer of one
