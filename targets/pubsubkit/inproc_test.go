@@ -6,50 +6,41 @@ import (
 	"io"
 	"os"
 	"testing"
-	"time"
+
+	"msgbench/kits/go/peer"
 )
 
 // inprocPeer runs serve in a goroutine on pipes: the worker and the peer in
 // one test process, sharing the fake's in-memory broker.
 type inprocPeer struct {
-	stdin   *io.PipeWriter
-	lines   chan peerLine
-	badLine chan string
-	done    chan struct{}
+	*peer.Lines
+	stdin *io.PipeWriter
+	done  chan struct{}
 }
 
 func inprocStarter(sys System) peerStarter {
 	return func(request []byte) (peerHandle, error) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		ip := &inprocPeer{stdin: inW, lines: make(chan peerLine, 4), badLine: make(chan string, 1),
-			done: make(chan struct{})}
+		ip := &inprocPeer{Lines: peer.NewLines(who, nil, outR, func() string { return "in-process peer ended" }),
+			stdin: inW, done: make(chan struct{})}
 		go func() {
 			defer close(ip.done)
 			serve(inR, outW, serveConfig{sys: sys})
 			outW.Close()
 			inR.Close()
 		}()
-		go readPeerLines(outR, ip.lines, ip.badLine)
-		go func() { _ = ip.send(request) }()
+		go func() { _ = ip.Send(request) }()
 		return ip, nil
 	}
 }
 
-func (ip *inprocPeer) send(line []byte) error {
+func (ip *inprocPeer) Send(line []byte) error {
 	_, err := ip.stdin.Write(append(append([]byte{}, line...), '\n'))
 	return err
 }
 
-func (ip *inprocPeer) next(want string, limit time.Duration) (peerLine, error) {
-	return nextLine(ip.lines, ip.badLine, want, limit, func() string { return "in-process peer ended" }, "in-process")
-}
-
-func (ip *inprocPeer) explanation(limit time.Duration) error {
-	return explain(ip.lines, ip.badLine, limit)
-}
-
-func (ip *inprocPeer) stop() {
+func (ip *inprocPeer) Stop() {
 	ip.stdin.Close()
 	<-ip.done
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"msgbench/kits/go/peer"
 )
 
 func TestCountsLossless(t *testing.T) {
@@ -231,13 +233,13 @@ func TestPeerKilledWhenWorkerFails(t *testing.T) {
 	for _, variant := range []string{"failconnect", "stubborn"} {
 		t.Run(variant, func(t *testing.T) {
 			t.Setenv("PUBSUBKIT_TEST_PEER", variant)
-			var started *processPeer
+			var started *peer.Process
 			real := startProcessPeer([]string{os.Args[0], "-test.run=^$"}, "")
 			cfg := workerConfig{name: "fake", runtimeVersion: "test", sys: newFakeSystem(),
 				startPeer: func(request []byte) (peerHandle, error) {
 					h, err := real(request)
 					if h != nil {
-						started = h.(*processPeer)
+						started = h.(*peer.Process)
 					}
 					return h, err
 				}}
@@ -254,12 +256,12 @@ func TestPeerKilledWhenWorkerFails(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := h.next("listening", 10*time.Second); err != nil {
+				if _, err := h.Next("listening", 10*time.Second); err != nil {
 					t.Fatal(err)
 				}
 				begin := time.Now()
-				h.stop()
-				if waited := time.Since(begin); waited < exitWithin {
+				h.Stop()
+				if waited := time.Since(begin); waited < peer.ExitWithin {
 					t.Errorf("the stubborn peer exited after %v without the kill", waited)
 				}
 			} else if _, err := run(parsed, req, cfg); err == nil {
@@ -269,11 +271,11 @@ func TestPeerKilledWhenWorkerFails(t *testing.T) {
 				t.Fatal("no peer was started")
 			}
 			select {
-			case <-started.exited:
+			case <-started.Exited():
 			default:
 				t.Fatal("the peer process is still running")
 			}
-			if err := syscall.Kill(started.cmd.Process.Pid, 0); err != syscall.ESRCH {
+			if err := syscall.Kill(started.Pid(), 0); err != syscall.ESRCH {
 				t.Fatalf("the peer's pid still exists (kill 0: %v)", err)
 			}
 		})

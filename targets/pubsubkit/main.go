@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"time"
+
+	"msgbench/kits/go/peer"
 )
 
 // Main is a pubsub target's whole main: with no argument the worker (the
@@ -19,7 +21,7 @@ func Main(name, version string, sys System) {
 	switch {
 	case len(args) == 1 && args[0] == "--version":
 		fmt.Printf("%s %s (%s)\n", name, version, runtime.Version())
-	case len(args) == 1 && args[0] == ServeFlag:
+	case len(args) == 1 && args[0] == peer.ServeFlag:
 		serve(os.Stdin, os.Stdout, serveConfig{sys: sys, env: env, orphaned: func() {
 			// The worker is gone: wind down, but never linger.
 			time.AfterFunc(orphanExit, func() { os.Exit(0) })
@@ -27,11 +29,11 @@ func Main(name, version string, sys System) {
 	case len(args) == 0:
 		cfg := workerConfig{name: name, runtimeVersion: runtime.Version() + ", " + version, sys: sys,
 			serviceURL: env.ServiceURL}
-		argv, err := peerArgv()
+		argv, err := peer.Argv(who)
 		if err != nil {
 			cfg.startPeer = func([]byte) (peerHandle, error) { return nil, err }
 		} else {
-			cfg.startPeer = startProcessPeer(argv, os.Getenv(EnvPeerCwd))
+			cfg.startPeer = startProcessPeer(argv, os.Getenv(peer.EnvCwd))
 		}
 		work(os.Stdin, os.Stdout, cfg)
 	default:

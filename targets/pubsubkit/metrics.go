@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"msgbench/kits/go/protocol"
 )
 
 // cpuTime is the user + system time of the whole process (all threads).
@@ -50,22 +52,15 @@ func peakRSSBytes() (int64, error) {
 type measured struct {
 	params    Params
 	pub       publishing
-	served    peerLine
+	served    servedLine
 	sourceCPU time.Duration
 	peakRSS   int64
-}
-
-// result is what the worker reports.
-type result struct {
-	measured   map[string]any
-	verify     map[string]int64
-	histograms map[string][][2]int64
 }
 
 // result gives the raw facts and the counts (spec/workloads/pubsub.json's
 // measured and verify); the harness derives the rates, the loss ratio and the
 // latency percentiles from them.
-func (m measured) result() result {
+func (m measured) result() protocol.Result {
 	var published int64
 	for _, c := range m.pub.counts {
 		published += c
@@ -81,8 +76,8 @@ func (m measured) result() result {
 		corrupt += r.Corrupt
 		dropped += r.Dropped
 	}
-	out := result{
-		measured: map[string]any{
+	out := protocol.Result{
+		Measured: map[string]any{
 			"publish_ns":        m.pub.endNs - m.pub.startNs,
 			"source_cpu_ns":     m.sourceCPU.Nanoseconds(),
 			"receiver_cpu_ns":   m.served.CPUNs,
@@ -91,7 +86,7 @@ func (m measured) result() result {
 			"receiver_first_ns": first,
 			"receiver_last_ns":  last,
 		},
-		verify: map[string]int64{
+		Verify: map[string]int64{
 			"published": published,
 			"received":  received,
 			// What did not arrive, from the published counts: received +
@@ -105,10 +100,10 @@ func (m measured) result() result {
 		},
 	}
 	if m.params.Rate > 0 {
-		out.measured["latency_max_ns"] = m.served.LatencyMaxNs
-		out.histograms = map[string][][2]int64{"latency_ns": m.served.LatencyNs}
-		if out.histograms["latency_ns"] == nil {
-			out.histograms["latency_ns"] = [][2]int64{}
+		out.Measured["latency_max_ns"] = m.served.LatencyMaxNs
+		out.Histograms = map[string][][2]int64{"latency_ns": m.served.LatencyNs}
+		if out.Histograms["latency_ns"] == nil {
+			out.Histograms["latency_ns"] = [][2]int64{}
 		}
 	}
 	return out

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"msgbench/kits/go/protocol"
 )
 
 // The receivers' process (the worker's peer, started with --serve): it reads
@@ -36,35 +38,19 @@ type serveConfig struct {
 	orphaned func()
 }
 
-type listeningLine struct {
-	Type      string   `json:"type"`
-	Port      int      `json:"port"`
-	Endpoints []string `json:"endpoints,omitempty"`
-}
-
-type servedLine struct {
-	Type         string           `json:"type"`
-	Messages     int64            `json:"messages"`
-	Bytes        int64            `json:"bytes"`
-	Receivers    []ReceiverReport `json:"receivers"`
-	LatencyNs    [][2]int64       `json:"latency_ns,omitempty"`
-	LatencyMaxNs int64            `json:"latency_max_ns,omitempty"`
-	CPUNs        int64            `json:"cpu_ns"`
-}
-
 // serve runs the peer on in (the worker's lines) and out (the peer's lines).
 func serve(in io.Reader, out io.Writer, cfg serveConfig) {
-	lw := newLineWriter(out)
-	if err := serveRun(in, lw, cfg); err != nil {
-		_ = lw.error(err)
+	w := protocol.NewWriter(out)
+	if err := serveRun(in, w, cfg); err != nil {
+		_ = w.Error(classify(err, protocol.Internal))
 	}
 }
 
-func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
+func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 	lines := bufio.NewReaderSize(in, 64<<10)
 	first, err := lines.ReadBytes('\n')
 	if len(bytes.TrimSpace(first)) == 0 {
-		return errorf(KindInternal, "stdin closed before the request line (%v)", err)
+		return protocol.Errorf(protocol.Internal, "stdin closed before the request line (%v)", err)
 	}
 	req, err := parseRequest(first)
 	if err != nil {
@@ -72,7 +58,7 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 	}
 	p := req.Params
 	if err := cfg.sys.Check(req.Options, p); err != nil {
-		return classify(err, KindInternal)
+		return classify(err, protocol.Internal)
 	}
 
 	states := make([]*receiverState, p.Receivers)
@@ -93,7 +79,7 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 		states[i] = newReceiverState(p)
 		r, err := cfg.sys.Subscribe(ctx, cfg.env, req.Options, p, i, states[i].deliver)
 		if err != nil {
-			return classify(fmt.Errorf("receiver %d: subscribe: %w", i, err), KindResource)
+			return classify(fmt.Errorf("receiver %d: subscribe: %w", i, err), protocol.Resource)
 		}
 		receivers = append(receivers, r)
 		if ep := r.Endpoint(); ep != "" {
@@ -101,10 +87,10 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 		}
 	}
 	if len(endpoints) != 0 && len(endpoints) != p.Receivers {
-		return errorf(KindInternal, "%d of %d receivers have an endpoint", len(endpoints), p.Receivers)
+		return protocol.Errorf(protocol.Internal, "%d of %d receivers have an endpoint", len(endpoints), p.Receivers)
 	}
 	cpuStart := cpuTime()
-	if err := lw.line(listeningLine{Type: "listening", Port: 0, Endpoints: endpoints}); err != nil {
+	if err := w.Line(listeningLine{Type: "listening", Port: 0, Endpoints: endpoints}); err != nil {
 		return err
 	}
 
@@ -118,7 +104,7 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 	}
 	if counts != nil {
 		if len(counts) != p.Sources {
-			return errorf(KindInternal, "the published line has %d counts for %d sources", len(counts), p.Sources)
+			return protocol.Errorf(protocol.Internal, "the published line has %d counts for %d sources", len(counts), p.Sources)
 		}
 		var total int64
 		for _, c := range counts {
@@ -151,7 +137,7 @@ func serveRun(in io.Reader, lw *lineWriter, cfg serveConfig) error {
 		served.LatencyNs, served.LatencyMaxNs = latency.sparse(), latency.max
 	}
 	served.CPUNs = (cpuTime() - cpuStart).Nanoseconds()
-	return lw.line(served)
+	return w.Line(served)
 }
 
 // readWorker reads the worker's lines after the request: the published
@@ -161,7 +147,7 @@ func readWorker(lines *bufio.Reader, published chan<- []int64, closed chan<- str
 	for {
 		text, err := lines.ReadBytes('\n')
 		if len(bytes.TrimSpace(text)) > 0 {
-			var l peerLine
+			var l publishedLine
 			if json.Unmarshal(text, &l) == nil && l.Type == "published" {
 				select {
 				case published <- l.Counts:

@@ -24,6 +24,9 @@ type Params struct {
 	DrainMs       int     `json:"drain_ms"`
 }
 
+// EnvServiceURL is the variable with which the harness gives the broker's URL.
+const EnvServiceURL = "MSGBENCH_SERVICE_URL"
+
 // Env is where the system lives, from the harness's environment.
 type Env struct {
 	// ServiceURL is the broker's URL (MSGBENCH_SERVICE_URL, e.g. nats://127.0.0.1:4222);

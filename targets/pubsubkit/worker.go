@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"msgbench/kits/go/protocol"
 )
 
 // connectWithin bounds the sources' connections.
@@ -25,7 +27,7 @@ type workerConfig struct {
 
 // work is the sources' process: request, hello, then a result or an error.
 func work(in io.Reader, out io.Writer, cfg workerConfig) {
-	lw := newLineWriter(out)
+	w := protocol.NewWriter(out)
 	line, readErr := bufio.NewReaderSize(in, 64<<10).ReadBytes('\n')
 	line = bytes.TrimSpace(line)
 	req, err := parseRequest(line)
@@ -33,37 +35,39 @@ func work(in io.Reader, out io.Writer, cfg workerConfig) {
 	if variant == "" {
 		variant = "unknown" // the hello line needs one, even for a bad request
 	}
-	_ = lw.hello(cfg.name, cfg.runtimeVersion, variant)
+	_ = w.Hello(cfg.name, cfg.runtimeVersion, variant)
 	if len(line) == 0 && readErr != nil {
-		err = errorf(KindInternal, "no request on stdin (%v)", readErr)
+		err = protocol.Errorf(protocol.Internal, "no request on stdin (%v)", readErr)
 	}
 	if err == nil {
 		if cerr := cfg.sys.Check(req.Options, req.Params); cerr != nil {
-			err = classify(cerr, KindInternal)
+			err = classify(cerr, protocol.Internal)
 		}
 	}
 	if err == nil {
-		var r result
+		var r protocol.Result
 		r, err = run(req, line, cfg)
 		if err == nil {
-			_ = lw.result(r)
+			_ = w.Result(r)
 			return
 		}
 	}
-	_ = lw.error(err)
+	_ = w.Error(classify(err, protocol.Internal))
 }
 
 // run does one measurement; the peer is stopped on every path out.
-func run(req request, line []byte, cfg workerConfig) (result, error) {
+func run(req request, line []byte, cfg workerConfig) (protocol.Result, error) {
 	p := req.Params
-	peer, err := cfg.startPeer(line)
+	receivers, err := cfg.startPeer(line)
 	if err != nil {
-		return result{}, err
+		return protocol.Result{}, err
 	}
-	defer peer.stop()
-	listening, err := peer.next("listening", listeningWithin)
-	if err != nil {
-		return result{}, err
+	defer receivers.Stop()
+	var listening listeningLine
+	if l, err := receivers.Next("listening", listeningWithin); err != nil {
+		return protocol.Result{}, err
+	} else if err := l.Decode(&listening); err != nil {
+		return protocol.Result{}, err
 	}
 	env := Env{ServiceURL: cfg.serviceURL, Endpoints: listening.Endpoints}
 
@@ -80,7 +84,7 @@ func run(req request, line []byte, cfg workerConfig) (result, error) {
 	for i := 0; i < p.Sources; i++ {
 		s, err := cfg.sys.Connect(ctx, env, req.Options, p, i)
 		if err != nil {
-			return result{}, cfg.resource(peer, fmt.Errorf("source %d: connect: %w", i, err))
+			return protocol.Result{}, cfg.resource(receivers, fmt.Errorf("source %d: connect: %w", i, err))
 		}
 		srcs = append(srcs, s)
 	}
@@ -89,28 +93,31 @@ func run(req request, line []byte, cfg workerConfig) (result, error) {
 	pub, err := publishAll(srcs, p)
 	sourceCPU := cpuTime() - cpuStart
 	if err != nil {
-		return result{}, cfg.resource(peer, err)
+		return protocol.Result{}, cfg.resource(receivers, err)
 	}
-	published, err := json.Marshal(peerLine{Type: "published", Counts: pub.counts})
+	published, err := json.Marshal(publishedLine{Type: "published", Counts: pub.counts})
 	if err != nil {
-		return result{}, err
+		return protocol.Result{}, err
 	}
-	if err := peer.send(published); err != nil {
-		return result{}, cfg.resource(peer, fmt.Errorf("cannot tell the receivers what was published: %w", err))
+	if err := receivers.Send(published); err != nil {
+		return protocol.Result{}, cfg.resource(receivers, fmt.Errorf("cannot tell the receivers what was published: %w", err))
 	}
-	served, err := peer.next("served", drainLimit(p))
-	if err != nil {
-		return result{}, err
+	var served servedLine
+	if l, err := receivers.Next("served", drainLimit(p)); err != nil {
+		return protocol.Result{}, err
+	} else if err := l.Decode(&served); err != nil {
+		return protocol.Result{}, err
 	}
 	if len(served.Receivers) != p.Receivers {
-		return result{}, errorf(KindInternal, "the receivers reported %d receivers for %d", len(served.Receivers), p.Receivers)
+		return protocol.Result{}, protocol.Errorf(protocol.Internal, "the receivers reported %d receivers for %d",
+			len(served.Receivers), p.Receivers)
 	}
 	rss, err := peakRSSBytes()
 	if err != nil {
-		return result{}, errorf(KindInternal, "peak RSS: %v", err)
+		return protocol.Result{}, protocol.Errorf(protocol.Internal, "peak RSS: %v", err)
 	}
 	r := measured{params: p, pub: pub, served: served, sourceCPU: sourceCPU, peakRSS: rss}.result()
-	v := r.verify
+	v := r.Verify
 	fmt.Fprintf(os.Stderr, "pubsubkit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d\n",
 		v["published"], v["received"], v["lost"], v["dropped"], v["out_of_order"], v["duplicates"], v["corrupt"])
 	return r, nil
@@ -119,13 +126,13 @@ func run(req request, line []byte, cfg workerConfig) (result, error) {
 // resource explains a failure of the sources: the peer's own error line if
 // it has one (a dead receiver says more than a reset connection), else a
 // resource error that names the broker.
-func (cfg workerConfig) resource(peer peerHandle, err error) error {
-	if perr := peer.explanation(explainWithin); perr != nil {
+func (cfg workerConfig) resource(receivers peerHandle, err error) error {
+	if perr := receivers.Explanation(explainWithin); perr != nil {
 		return perr
 	}
-	e := classify(err, KindResource)
+	e := classify(err, protocol.Resource)
 	if cfg.serviceURL != "" && !strings.Contains(e.Message, cfg.serviceURL) {
-		e = errorf(e.Kind, "%s (service %s)", e.Message, cfg.serviceURL)
+		e = protocol.Errorf(e.Kind, "%s (service %s)", e.Message, cfg.serviceURL)
 	}
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"msgbench/kits/go/peer"
 	"msgbench/pubsubkit"
 )
 
@@ -37,14 +38,14 @@ type Result struct {
 func RunPubsub(t testing.TB, label, bin string, env []string, variant string, options pubsubkit.Options,
 	params map[string]any) Result {
 	t.Helper()
-	argv, _ := json.Marshal([]string{bin, "--serve"})
+	argv, _ := json.Marshal([]string{bin, peer.ServeFlag})
 	if options == nil {
 		options = pubsubkit.Options{}
 	}
 	req, _ := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "options": options,
 		"repetition": 1, "params": params})
 	cmd := exec.Command(bin)
-	cmd.Env = append(append(os.Environ(), "MSGBENCH_PEER_COMMAND="+string(argv)), env...)
+	cmd.Env = append(append(os.Environ(), peer.EnvCommand+"="+string(argv)), env...)
 	cmd.Stdin = bytes.NewReader(append(req, '\n'))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
