@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"msgbench/kits/go/peer"
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // BuildCommand builds the main package in the test's directory (a target's
@@ -35,12 +35,12 @@ type Result struct {
 // options, params) on stdin, its peer started from MSGBENCH_PEER_COMMAND (bin
 // --serve), env added to the environment. It fails t, prefixing label,
 // unless bin answers a hello and a result, and returns the result.
-func RunPubsub(t testing.TB, label, bin string, env []string, variant string, options pubsubkit.Options,
+func RunPubsub(t testing.TB, label, bin string, env []string, variant string, options pubsub.Options,
 	params map[string]any) Result {
 	t.Helper()
 	argv, _ := json.Marshal([]string{bin, peer.ServeFlag})
 	if options == nil {
-		options = pubsubkit.Options{}
+		options = pubsub.Options{}
 	}
 	req, _ := json.Marshal(map[string]any{"workload": "pubsub", "variant": variant, "options": options,
 		"repetition": 1, "params": params})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // RoundTrip is a System's conformance check: Params.Receivers receivers
@@ -22,12 +22,12 @@ import (
 // filler), in order, without duplicates, and unless Lossy all of them, with
 // nothing counted in Dropped and every Close successful.
 type RoundTrip struct {
-	System pubsubkit.System
+	System pubsub.System
 	// Env is where the system lives. For a brokerless system leave Endpoints
 	// empty: each receiver's Endpoint is added before the sources connect.
-	Env       pubsubkit.Env
-	Options   pubsubkit.Options // the variant's, as target.toml sets them
-	Params    pubsubkit.Params
+	Env       pubsub.Env
+	Options   pubsub.Options // the variant's, as target.toml sets them
+	Params    pubsub.Params
 	PerSource int
 	// Lossy accepts gaps (messages dropped on the way): Run checks what
 	// arrived and waits until deliveries stop for Idle rather than for all.
@@ -57,7 +57,7 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 		t.Fatalf("Check(%v, %+v): %v", rt.Options, p, err)
 	}
 	env := rt.Env
-	receivers := make([]pubsubkit.Receiver, p.Receivers)
+	receivers := make([]pubsub.Receiver, p.Receivers)
 	checkers := make([]*checker, p.Receivers)
 	closed := false
 	closeReceivers := func() []error {
@@ -85,7 +85,7 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 			env.Endpoints = append(env.Endpoints, e)
 		}
 	}
-	sources := make([]pubsubkit.Source, p.Sources)
+	sources := make([]pubsub.Source, p.Sources)
 	for i := range sources {
 		s, err := rt.System.Connect(ctx, env, rt.Options, p, i)
 		if err != nil {
@@ -97,10 +97,10 @@ func (rt RoundTrip) Run(t testing.TB) []int {
 	var wg sync.WaitGroup
 	for i, s := range sources {
 		wg.Add(1)
-		go func(i int, s pubsubkit.Source) {
+		go func(i int, s pubsub.Source) {
 			defer wg.Done()
 			for seq := 1; seq <= rt.PerSource; seq++ {
-				msg := pubsubkit.EncodeMessage(p.PayloadBytes, uint32(i), uint32(seq), intendedNs(i, seq))
+				msg := pubsub.EncodeMessage(p.PayloadBytes, uint32(i), uint32(seq), intendedNs(i, seq))
 				if err := s.Publish(msg); err != nil {
 					t.Errorf("source %d publish %d: %v", i, seq, err)
 					return
@@ -199,7 +199,7 @@ func (c *checker) problem(msg []byte) string {
 	if len(msg) != p.PayloadBytes {
 		return fmt.Sprintf("a message of %d bytes, want %d", len(msg), p.PayloadBytes)
 	}
-	h, ok := pubsubkit.DecodeHeader(msg)
+	h, ok := pubsub.DecodeHeader(msg)
 	if !ok {
 		return fmt.Sprintf("a message of %d bytes: no header", len(msg))
 	}
@@ -211,14 +211,14 @@ func (c *checker) problem(msg []byte) string {
 	}
 	// The filler is the low byte of seq throughout: its first byte, and
 	// every byte equal to the one before.
-	if filler := msg[pubsubkit.HeaderBytes:]; len(filler) > 0 && (filler[0] != byte(h.Seq) || !bytes.Equal(filler[1:], filler[:len(filler)-1])) {
+	if filler := msg[pubsub.HeaderBytes:]; len(filler) > 0 && (filler[0] != byte(h.Seq) || !bytes.Equal(filler[1:], filler[:len(filler)-1])) {
 		return fmt.Sprintf("source %d seq %d: payload corrupt", h.Source, h.Seq)
 	}
 	return ""
 }
 
 func sourceSeq(msg []byte) (int, uint32) {
-	h, _ := pubsubkit.DecodeHeader(msg)
+	h, _ := pubsub.DecodeHeader(msg)
 	return int(h.Source), h.Seq
 }
 

@@ -1,9 +1,9 @@
-// Package pubsubkit is the shared driver of msgbench's pubsub workload
+// Package pubsub is the shared driver of msgbench's pubsub workload
 // (spec/workloads/pubsub.json): the worker protocol, parameters, sources,
 // receivers, pacing, counting and latency. Each messaging system is a target of
 // its own (targets/<system>/) that implements System with that system's
 // maintained client library and hands it to Main.
-package pubsubkit
+package pubsub
 
 import (
 	"context"

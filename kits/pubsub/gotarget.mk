@@ -3,7 +3,7 @@
 # what differs and includes this file by its path relative to the Makefile:
 #
 #   CMD := msgbench-tcp        # builds ./cmd/$(CMD) into $(BIN) (bin/$(CMD)); clean removes bin
-#   include $(dir $(lastword $(MAKEFILE_LIST)))../pubsubkit/gotarget.mk
+#   include $(dir $(lastword $(MAKEFILE_LIST)))../../kits/pubsub/gotarget.mk
 #
 # Without CMD (the kit: a library) build is a compile check and clean has
 # nothing to remove. Extra environment (e.g. CGO_ENABLED) is exported before.

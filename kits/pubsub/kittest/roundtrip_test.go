@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // loopback is an in-memory System: each Publish goes straight to every
@@ -23,14 +23,14 @@ type loopback struct {
 type loopbackReceiver struct{ l *loopback }
 type loopbackSource struct{ l *loopback }
 
-func (l *loopback) Check(pubsubkit.Options, pubsubkit.Params) error { return nil }
-func (l *loopback) Subscribe(_ context.Context, _ pubsubkit.Env, _ pubsubkit.Options, _ pubsubkit.Params, _ int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (l *loopback) Check(pubsub.Options, pubsub.Params) error { return nil }
+func (l *loopback) Subscribe(_ context.Context, _ pubsub.Env, _ pubsub.Options, _ pubsub.Params, _ int, deliver func([]byte)) (pubsub.Receiver, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.receivers = append(l.receivers, deliver)
 	return loopbackReceiver{l}, nil
 }
-func (l *loopback) Connect(context.Context, pubsubkit.Env, pubsubkit.Options, pubsubkit.Params, int) (pubsubkit.Source, error) {
+func (l *loopback) Connect(context.Context, pubsub.Env, pubsub.Options, pubsub.Params, int) (pubsub.Source, error) {
 	return loopbackSource{l}, nil
 }
 func (r loopbackReceiver) Endpoint() string { return "" }
@@ -65,7 +65,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
-func seqOf(msg []byte) uint32 { h, _ := pubsubkit.DecodeHeader(msg); return h.Seq }
+func seqOf(msg []byte) uint32 { h, _ := pubsub.DecodeHeader(msg); return h.Seq }
 
 func TestRoundTrip(t *testing.T) {
 	var held []byte
@@ -106,7 +106,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sys := &loopback{mangle: c.mangle, dropped: c.drops}
 			rec := &recorder{TB: t}
-			p := pubsubkit.Params{PayloadBytes: 64, Sources: 1, SourceThreads: 1, Receivers: 2}
+			p := pubsub.Params{PayloadBytes: 64, Sources: 1, SourceThreads: 1, Receivers: 2}
 			got := RoundTrip{System: sys, Params: p, PerSource: 20, Lossy: c.lossy, Wait: time.Second, Idle: 100 * time.Millisecond}.Run(rec)
 			report := strings.Join(rec.errors, "\n")
 			if c.want == "" && report != "" || !strings.Contains(report, c.want) {

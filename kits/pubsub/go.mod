@@ -1,4 +1,4 @@
-module msgbench/pubsubkit
+module msgbench/kits/pubsub
 
 go 1.22
 
@@ -7,4 +7,4 @@ require (
 	msgbench/kits/go v0.0.0
 )
 
-replace msgbench/kits/go => ../../kits/go
+replace msgbench/kits/go => ../go

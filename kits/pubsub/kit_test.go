@@ -1,4 +1,4 @@
-package pubsubkit
+package pubsub
 
 import (
 	"encoding/json"
@@ -232,7 +232,7 @@ func TestPeerKilledWhenWorkerFails(t *testing.T) {
 	}
 	for _, variant := range []string{"failconnect", "stubborn"} {
 		t.Run(variant, func(t *testing.T) {
-			t.Setenv("PUBSUBKIT_TEST_PEER", variant)
+			t.Setenv("MSGBENCH_PUBSUB_TEST_PEER", variant)
 			var started *peer.Process
 			real := startProcessPeer([]string{os.Args[0], "-test.run=^$"}, "")
 			cfg := workerConfig{name: "fake", runtimeVersion: "test", sys: newFakeSystem(),

@@ -1,4 +1,4 @@
-package pubsubkit
+package pubsub
 
 import (
 	"bufio"
@@ -77,7 +77,7 @@ func run(req request, line []byte, cfg workerConfig) (protocol.Result, error) {
 	defer func() {
 		for _, s := range srcs {
 			if err := s.Close(); err != nil {
-				fmt.Fprintf(os.Stderr, "pubsubkit: closing a source: %v\n", err)
+				fmt.Fprintf(os.Stderr, "pubsub kit: closing a source: %v\n", err)
 			}
 		}
 	}()
@@ -118,7 +118,7 @@ func run(req request, line []byte, cfg workerConfig) (protocol.Result, error) {
 	}
 	r := measured{params: p, pub: pub, served: served, sourceCPU: sourceCPU, peakRSS: rss}.result()
 	v := r.Verify
-	fmt.Fprintf(os.Stderr, "pubsubkit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d\n",
+	fmt.Fprintf(os.Stderr, "pubsub kit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d\n",
 		v["published"], v["received"], v["lost"], v["dropped"], v["out_of_order"], v["duplicates"], v["corrupt"])
 	return r, nil
 }

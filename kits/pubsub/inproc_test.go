@@ -1,4 +1,4 @@
-package pubsubkit
+package pubsub
 
 import (
 	"bytes"
@@ -110,7 +110,7 @@ func params(over map[string]any) map[string]any {
 
 func TestMain(m *testing.M) {
 	// The subprocess-peer tests re-run this binary as the receivers.
-	if variant := os.Getenv("PUBSUBKIT_TEST_PEER"); variant != "" {
+	if variant := os.Getenv("MSGBENCH_PUBSUB_TEST_PEER"); variant != "" {
 		serve(os.Stdin, os.Stdout, serveConfig{sys: newFakeSystem()})
 		os.Exit(0)
 	}

@@ -1,4 +1,4 @@
-package pubsubkit
+package pubsub
 
 import (
 	"bufio"
@@ -66,7 +66,7 @@ func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 	closeAll := func() {
 		for _, r := range receivers {
 			if err := r.Close(); err != nil {
-				fmt.Fprintf(os.Stderr, "pubsubkit serve: closing a receiver: %v\n", err)
+				fmt.Fprintf(os.Stderr, "pubsub kit, receivers: closing a receiver: %v\n", err)
 			}
 		}
 		receivers = nil
@@ -154,7 +154,7 @@ func readWorker(lines *bufio.Reader, published chan<- []int64, closed chan<- str
 				default: // a second published line is ignored
 				}
 			} else {
-				fmt.Fprintf(os.Stderr, "pubsubkit serve: ignoring the line %.200q\n", text)
+				fmt.Fprintf(os.Stderr, "pubsub kit, receivers: ignoring the line %.200q\n", text)
 			}
 		}
 		if err != nil {
@@ -189,7 +189,7 @@ func awaitReceivers(states []*receiverState, total int64, p Params, stdinClosed 
 		if now >= limit {
 			// Still receiving: what is missing is not lost by the system but
 			// undelivered within the time limit; say so beside the count.
-			fmt.Fprintf(os.Stderr, "pubsubkit serve: %d receiver(s) still receiving at the time limit "+
+			fmt.Fprintf(os.Stderr, "pubsub kit, receivers: %d receiver(s) still receiving at the time limit "+
 				"(%.1f s after the published line); the rest counts as lost\n", waiting, float64(now-start)/1e9)
 			return
 		}

@@ -1,4 +1,4 @@
-package pubsubkit
+package pubsub
 
 import (
 	"time"
