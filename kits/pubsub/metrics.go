@@ -1,52 +1,10 @@
 package pubsub
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"msgbench/kits/go/protocol"
 )
-
-// cpuTime is the user + system time of the whole process (all threads).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic("getrusage: " + err.Error()) // cannot fail with a valid pointer
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSSBytes is VmHWM from /proc/self/status.
-func peakRSSBytes() (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		if rest, ok := strings.CutPrefix(scanner.Text(), "VmHWM:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) != 2 || fields[1] != "kB" {
-				return 0, fmt.Errorf("unexpected VmHWM line %q", scanner.Text())
-			}
-			kb, err := strconv.ParseInt(fields[0], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("unexpected VmHWM line %q: %v", scanner.Text(), err)
-			}
-			return kb * 1024, nil
-		}
-	}
-	if err := scanner.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no VmHWM line in /proc/self/status")
-}
 
 // measured is everything the result is made of.
 type measured struct {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/protocol"
 )
 
@@ -89,7 +90,7 @@ func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 	if len(endpoints) != 0 && len(endpoints) != p.Receivers {
 		return protocol.Errorf(protocol.Internal, "%d of %d receivers have an endpoint", len(endpoints), p.Receivers)
 	}
-	cpuStart := cpuTime()
+	cpuStart := measure.CPUTime()
 	if err := w.Line(listeningLine{Type: "listening", Port: 0, Endpoints: endpoints}); err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 	if latency := mergedLatency(states); latency != nil {
 		served.LatencyNs, served.LatencyMaxNs = latency.sparse(), latency.max
 	}
-	served.CPUNs = (cpuTime() - cpuStart).Nanoseconds()
+	served.CPUNs = (measure.CPUTime() - cpuStart).Nanoseconds()
 	return w.Line(served)
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/protocol"
 )
 
@@ -89,9 +90,9 @@ func run(req request, line []byte, cfg workerConfig) (protocol.Result, error) {
 		srcs = append(srcs, s)
 	}
 
-	cpuStart := cpuTime()
+	cpuStart := measure.CPUTime()
 	pub, err := publishAll(srcs, p)
-	sourceCPU := cpuTime() - cpuStart
+	sourceCPU := measure.CPUTime() - cpuStart
 	if err != nil {
 		return protocol.Result{}, cfg.resource(receivers, err)
 	}
@@ -112,7 +113,7 @@ func run(req request, line []byte, cfg workerConfig) (protocol.Result, error) {
 		return protocol.Result{}, protocol.Errorf(protocol.Internal, "the receivers reported %d receivers for %d",
 			len(served.Receivers), p.Receivers)
 	}
-	rss, err := peakRSSBytes()
+	rss, err := measure.PeakRSSBytes()
 	if err != nil {
 		return protocol.Result{}, protocol.Errorf(protocol.Internal, "peak RSS: %v", err)
 	}

@@ -3,8 +3,8 @@ package chat
 import (
 	"time"
 
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/protocol"
-	"msgbench/targets/go/internal/measure"
 )
 
 // The message kinds.

@@ -3,8 +3,8 @@ package fanin
 import (
 	"time"
 
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/protocol"
-	"msgbench/targets/go/internal/measure"
 )
 
 const (

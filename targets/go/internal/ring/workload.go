@@ -1,8 +1,8 @@
 package ring
 
 import (
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/protocol"
-	"msgbench/targets/go/internal/measure"
 )
 
 // inbox is every link's inbox: unbuffered, the plain idiom. A buffer of one

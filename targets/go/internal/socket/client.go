@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/peer"
 	"msgbench/kits/go/protocol"
-	"msgbench/targets/go/internal/measure"
 )
 
 // Options are a variant's choices.

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"msgbench/kits/go/measure"
 	"msgbench/kits/go/protocol"
-	"msgbench/targets/go/internal/measure"
 )
 
 // Framing: every message is a 4-byte big-endian length followed by that many

@@ -1,5 +1,6 @@
-// Package measure reads the clocks and the process accounting the workloads
-// report: monotonic wall time, CPU time of the whole process, peak RSS.
+// Package measure reads the clocks and the process accounting the Go workers
+// report: monotonic wall time, CPU time of the whole process, peak RSS,
+// available memory.
 package measure
 
 import (
