@@ -8,7 +8,7 @@ import tomllib
 import jsonschema
 import pytest
 
-from msgbench import services, spec
+from msgbench import catalogue, spec
 from msgbench.paths import REPO_ROOT, SPEC_DIR
 
 TARGET_FILES = sorted((REPO_ROOT / "targets").glob("*/target.toml"))
@@ -46,4 +46,4 @@ def test_the_mqtt_go_tests_start_mosquitto_as_the_harness_does():
     """qos1's lossless claim rests on the harness's mosquitto config; the Go tests use a copy."""
     go = (REPO_ROOT / "targets/mqtt/internal/mqttsys/system_test.go").read_text()
     copy = re.search(r"const mosquittoConf = `([^`]*)`", go).group(1)
-    assert copy.replace("%d", "{port}") == services.MOSQUITTO_CONF
+    assert copy.replace("%d", "{port}") == catalogue.MOSQUITTO_CONF
