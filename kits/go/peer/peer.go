@@ -37,12 +37,16 @@ const (
 const ServeFlag = "--serve"
 
 // ExitWithin is how long a peer may take to exit: after its last line
-// (AwaitExit), or once its stdin has closed (Stop) before its process group
-// is killed. A peer exits as soon as its stdin closes, so a healthy one needs
-// milliseconds; the wait is only for one that hangs (a client library that
-// never lets go). The two Go workers had 10 s and 5 s; 5 s is kept: it bounds
-// how long a failed measurement holds the machine, and far less than the
-// harness's own time limits.
+// (AwaitExit), or once its stdin has closed (Stop), after which Stop kills its
+// whole process group. A peer exits as soon as its stdin closes, so a healthy
+// one needs milliseconds; the wait only bounds one that hangs (a client
+// library that never lets go). targets/go waited 10 s and killed the one
+// process, the pubsub kit 5 s and the group; the kit keeps the safer pair:
+// 5 s holds the machine (a broker, ports, the next repetition) half as long
+// after a failure, and the group takes along what a wrapper command started
+// (ip netns exec, ssh, a shell), which killing its pid alone would leave
+// running until the worker exits (the harness's supervisor then kills what
+// the worker left behind; a worker run by hand has no such net).
 const ExitWithin = 5 * time.Second
 
 // maxLine bounds one line of the peer (a served line with a latency histogram
