@@ -30,7 +30,7 @@ def test_target_toml_matches_schema_and_spec(path):
 @pytest.mark.parametrize("path", TARGET_FILES, ids=lambda p: p.parent.name)
 def test_target_makefile_has_the_contract_targets(path):
     """build, test, lint and clean exist, in the Makefile or a fragment it includes
-    (the Go pubsub targets share targets/pubsubkit/gotarget.mk); make's own database
+    (the Go pubsub targets share kits/pubsub/gotarget.mk); make's own database
     says, without running a recipe."""
     database = subprocess.run(["make", "-C", str(path.parent), "-pRrq", "-f", "Makefile", ":"],
                               capture_output=True, text=True, check=False).stdout

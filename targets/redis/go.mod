@@ -5,7 +5,7 @@ go 1.22
 require (
 	github.com/redis/go-redis/v9 v9.7.0
 	msgbench/kits/go v0.0.0 // indirect, through the pubsub kit
-	msgbench/pubsubkit v0.0.0
+	msgbench/kits/pubsub v0.0.0
 )
 
 require (
@@ -14,6 +14,6 @@ require (
 	golang.org/x/sys v0.25.0 // indirect
 )
 
-replace msgbench/pubsubkit => ../pubsubkit
+replace msgbench/kits/pubsub => ../../kits/pubsub
 
 replace msgbench/kits/go => ../../kits/go

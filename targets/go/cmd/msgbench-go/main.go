@@ -8,17 +8,17 @@ import (
 	"fmt"
 	"os"
 
-	"msgbench/targets/go/internal/socket"
+	"msgbench/kits/go/peer"
 	"msgbench/targets/go/internal/worker"
 )
 
 func main() {
 	run := worker.Run
 	switch {
-	case len(os.Args) == 2 && os.Args[1] == socket.ServeFlag:
+	case len(os.Args) == 2 && os.Args[1] == peer.ServeFlag:
 		run = worker.Serve
 	case len(os.Args) > 1:
-		fmt.Fprintf(os.Stderr, "usage: msgbench-go [%s] (the request on stdin)\n", socket.ServeFlag)
+		fmt.Fprintf(os.Stderr, "usage: msgbench-go [%s] (the request on stdin)\n", peer.ServeFlag)
 		os.Exit(2)
 	}
 	if err := run(os.Stdin, os.Stdout); err != nil {

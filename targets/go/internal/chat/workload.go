@@ -3,8 +3,8 @@ package chat
 import (
 	"time"
 
-	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/measure"
+	"msgbench/kits/go/protocol"
 )
 
 // The message kinds.

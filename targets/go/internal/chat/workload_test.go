@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/protocol"
 )
 
 // request is a small chat request; overrides replace params.

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"msgbench/targets/go/internal/measure"
+	"msgbench/kits/go/measure"
 )
 
 // Options are the variant's choices.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/protocol"
 )
 
 func messageMix(shares ...Share) Mix { return Mix(shares) }

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/protocol"
 )
 
 // Kind is a signal kind of the mix.

@@ -5,7 +5,7 @@ package ring
 import (
 	"time"
 
-	"msgbench/targets/go/internal/measure"
+	"msgbench/kits/go/measure"
 )
 
 // kind tells the three messages of the ring apart. One message type (and so

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/protocol"
 )
 
 func TestRunCountsEveryHopLapAndLink(t *testing.T) {

@@ -1,8 +1,8 @@
 package ring
 
 import (
-	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/measure"
+	"msgbench/kits/go/protocol"
 )
 
 // inbox is every link's inbox: unbuffered, the plain idiom. A buffer of one

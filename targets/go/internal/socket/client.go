@@ -14,8 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/measure"
+	"msgbench/kits/go/peer"
+	"msgbench/kits/go/protocol"
 )
 
 // Options are a variant's choices.
@@ -76,31 +77,39 @@ func RunWithPeer(req protocol.Request, p Params, opt Options, cfg PeerConfig) (O
 	if err != nil {
 		return Outcome{}, err
 	}
-	server, err := startPeer(cfg, append(request, '\n'))
+	server, err := peer.Start(who, cfg.Argv, cfg.Cwd, request)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer server.stop()
-	listening, err := server.next("listening", listeningWithin)
+	defer server.Stop()
+	line, err := server.Next("listening", listeningWithin)
 	if err != nil {
+		return Outcome{}, err
+	}
+	var listening listeningLine
+	if err := line.Decode(&listening); err != nil {
 		return Outcome{}, err
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(listening.Port))
 	out, lost, err := run(p, opt, addr, frames)
 	if err != nil {
 		if lost {
-			if why := server.explanation(explainWithin); why != nil {
+			if why := server.Explanation(explainWithin); why != nil {
 				return out, why
 			}
 		}
 		return out, err
 	}
-	served, err := server.next("served", servedWithin)
+	line, err = server.Next("served", servedWithin)
 	if err != nil {
 		return out, err
 	}
+	var served servedLine
+	if err := line.Decode(&served); err != nil {
+		return out, err
+	}
 	out.Served, out.ServedBytes = served.Messages, served.Bytes
-	return out, server.awaitExit(exitWithin)
+	return out, server.AwaitExit(peer.ExitWithin)
 }
 
 // client is one socket's client goroutine's state.

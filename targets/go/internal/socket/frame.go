@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"msgbench/targets/go/internal/measure"
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/measure"
+	"msgbench/kits/go/protocol"
 )
 
 // Framing: every message is a 4-byte big-endian length followed by that many

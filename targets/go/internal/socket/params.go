@@ -6,7 +6,7 @@
 package socket
 
 import (
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/protocol"
 )
 
 // The values of the enumerated parameters.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/protocol"
 )
 
 // Workload is this workload's name in requests.
@@ -77,7 +77,7 @@ func Serve(p Params, w *protocol.Writer, stop <-chan struct{}) error {
 	}
 	listener := ln.(*net.TCPListener)
 	defer listener.Close()
-	if err := w.Listening(listener.Addr().(*net.TCPAddr).Port); err != nil {
+	if err := w.Line(listeningLine{Type: "listening", Port: listener.Addr().(*net.TCPAddr).Port}); err != nil {
 		return err
 	}
 
@@ -141,7 +141,7 @@ func Serve(p Params, w *protocol.Writer, stop <-chan struct{}) error {
 				"the server's stdin closed before its work was done (%d of %d connections finished)", done, p.Sockets)
 		}
 	}
-	return w.Served(messages, bytes)
+	return w.Line(servedLine{Type: "served", Messages: messages, Bytes: bytes})
 }
 
 // serveConn serves connection k (1-based) to its end and closes it.

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/targets/go/internal/protocol"
+	"msgbench/kits/go/peer"
+	"msgbench/kits/go/protocol"
 )
 
 // fakeServer, set in the environment, makes the test binary a misbehaving
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		runFakeServer(mode)
 		os.Exit(0)
 	}
-	if len(os.Args) == 2 && os.Args[1] == ServeFlag {
+	if len(os.Args) == 2 && os.Args[1] == peer.ServeFlag {
 		if err := ServeStream(os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
@@ -49,7 +50,7 @@ func runFakeServer(mode string) {
 		os.Exit(3)
 	}
 	w := protocol.NewWriter(os.Stdout)
-	_ = w.Listening(ln.Addr().(*net.TCPAddr).Port)
+	_ = w.Line(listeningLine{Type: "listening", Port: ln.Addr().(*net.TCPAddr).Port})
 	c, err := ln.Accept()
 	if err != nil {
 		os.Exit(3)
@@ -99,7 +100,7 @@ func testRequest(overrides map[string]any) protocol.Request {
 
 // selfServer is this test binary as the server half.
 func selfServer() PeerConfig {
-	return PeerConfig{Argv: []string{os.Args[0], ServeFlag}, Host: "127.0.0.1"}
+	return PeerConfig{Argv: []string{os.Args[0], peer.ServeFlag}, Host: "127.0.0.1"}
 }
 
 func runRequest(t *testing.T, req protocol.Request, opt Options, cfg PeerConfig) (Params, Outcome, error) {
@@ -218,7 +219,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestMeasureStartsItsOwnServerWithoutTheHarness(t *testing.T) {
-	for _, env := range []string{EnvPeerCommand, EnvPeerCwd, EnvPeerHost} {
+	for _, env := range []string{peer.EnvCommand, peer.EnvCwd, peer.EnvHost} {
 		t.Setenv(env, "")
 		os.Unsetenv(env)
 	}
@@ -234,9 +235,9 @@ func TestMeasureStartsItsOwnServerWithoutTheHarness(t *testing.T) {
 }
 
 func TestMeasureUsesTheHarnessesPeer(t *testing.T) {
-	t.Setenv(EnvPeerCommand, `["`+os.Args[0]+`","`+ServeFlag+`"]`)
-	t.Setenv(EnvPeerCwd, os.TempDir())
-	t.Setenv(EnvPeerHost, "127.0.0.1")
+	t.Setenv(peer.EnvCommand, `["`+os.Args[0]+`","`+peer.ServeFlag+`"]`)
+	t.Setenv(peer.EnvCwd, os.TempDir())
+	t.Setenv(peer.EnvHost, "127.0.0.1")
 	result, err := Measure(testRequest(map[string]any{"sockets": 3}))
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +245,7 @@ func TestMeasureUsesTheHarnessesPeer(t *testing.T) {
 	if v := result.Verify; v["messages_received"] != 300 || v["content_mismatches"] != 0 {
 		t.Fatalf("verify %v", v)
 	}
-	t.Setenv(EnvPeerCommand, `"bin/msgbench-go --serve"`)
+	t.Setenv(peer.EnvCommand, `"bin/msgbench-go --serve"`)
 	_, err = Measure(testRequest(nil))
 	expectError(t, err, protocol.Internal, "is not a JSON array of strings")
 }
@@ -307,7 +308,7 @@ func TestStaleEchoesAreCounted(t *testing.T) {
 }
 
 func TestServerStopsWhenItsStdinCloses(t *testing.T) {
-	cmd := exec.Command(os.Args[0], ServeFlag)
+	cmd := exec.Command(os.Args[0], peer.ServeFlag)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

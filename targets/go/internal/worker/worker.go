@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"msgbench/kits/go/protocol"
 	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
-	"msgbench/targets/go/internal/protocol"
 	"msgbench/targets/go/internal/ring"
 	"msgbench/targets/go/internal/socket"
 )

@@ -3,10 +3,10 @@
 package main
 
 import (
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 	"msgbench/targets/mqtt/internal/mqttsys"
 )
 
 func main() {
-	pubsubkit.Main("mqtt", pubsubkit.ModuleVersion("github.com/eclipse/paho.mqtt.golang"), mqttsys.System{})
+	pubsub.Main("mqtt", pubsub.ModuleVersion("github.com/eclipse/paho.mqtt.golang"), mqttsys.System{})
 }

@@ -8,7 +8,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // receiver is one client subscribed to every source's topic. paho calls the
@@ -16,7 +16,7 @@ import (
 // (OrderMatters, the default); at QoS 1 it sends the PUBACK after the
 // handler returns.
 type receiver struct {
-	env    pubsubkit.Env
+	env    pubsub.Env
 	client mqtt.Client
 	id     string
 	qos    byte
@@ -28,7 +28,7 @@ type receiver struct {
 
 // Subscribe connects receiver r, subscribes to every source's topic at the
 // variant's QoS and returns once the broker's SUBACK granted them all.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, r int, deliver func([]byte)) (pubsub.Receiver, error) {
 	q, err := qos(opts)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.O
 	}
 	filters := make(map[string]byte, p.Sources)
 	for i := 0; i < p.Sources; i++ {
-		filters[pubsubkit.Topic(i)] = q
+		filters[pubsub.Topic(i)] = q
 	}
 	t := rc.client.SubscribeMultiple(filters, handler)
 	if err := rc.subscribed(t, q); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // window is how many QoS 1 PUBLISHes a source keeps unacknowledged before
@@ -26,7 +26,7 @@ const qos0Window = 4
 // returns once the packet is handed over, so the payload is copied (paho
 // keeps the slice until written, at QoS 1 until acknowledged).
 type source struct {
-	env    pubsubkit.Env
+	env    pubsub.Env
 	client mqtt.Client
 	id     string
 	topic  string
@@ -40,7 +40,7 @@ type source struct {
 }
 
 // Connect opens source i's client and waits for the CONNACK.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, i int) (pubsub.Source, error) {
 	q, err := qos(opts)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Opt
 	if q > 0 {
 		size = window
 	}
-	return &source{env: env, client: c, id: id, topic: pubsubkit.Topic(i), qos: q, tokens: make([]mqtt.Token, size)}, nil
+	return &source{env: env, client: c, id: id, topic: pubsub.Topic(i), qos: q, tokens: make([]mqtt.Token, size)}, nil
 }
 
 func (s *source) Publish(msg []byte) error {

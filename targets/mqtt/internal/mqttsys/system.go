@@ -12,7 +12,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // maxRemainingLength is MQTT's largest packet body (the 4-byte variable-length
@@ -23,15 +23,15 @@ const maxRemainingLength = 268_435_455
 // waitLimit bounds every wait on the broker (CONNACK, SUBACK, the last PUBACK).
 const waitLimit = 30 * time.Second
 
-// System implements pubsubkit.System for MQTT. Its one option is "qos": 0
+// System implements pubsub.System for MQTT. Its one option is "qos": 0
 // (at most once) or 1 (at least once, persistent sessions); target.toml's
 // variants qos0 and qos1 set it.
 type System struct{}
 
-var _ pubsubkit.System = System{}
+var _ pubsub.System = System{}
 
 // qos is the variant's MQTT QoS level.
-func qos(opts pubsubkit.Options) (byte, error) {
+func qos(opts pubsub.Options) (byte, error) {
 	if err := opts.Unknown("qos"); err != nil {
 		return 0, err
 	}
@@ -40,7 +40,7 @@ func qos(opts pubsubkit.Options) (byte, error) {
 		return 0, err
 	}
 	if q != 0 && q != 1 {
-		return 0, &pubsubkit.Unsupported{Message: fmt.Sprintf("qos = %d: msgbench's mqtt runs QoS 0 and 1", q)}
+		return 0, &pubsub.Unsupported{Message: fmt.Sprintf("qos = %d: msgbench's mqtt runs QoS 0 and 1", q)}
 	}
 	return byte(q), nil
 }
@@ -56,27 +56,27 @@ func qos(opts pubsubkit.Options) (byte, error) {
 // mosquitto.conf sets them), and persistent sessions carry in-flight messages
 // over a reconnect. qos0 is at most once: mosquitto may drop QoS 0 messages
 // for a slow client, and a lost connection loses what was in it.
-func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	q, err := qos(opts)
 	if err != nil {
 		return err
 	}
 	if p.BatchingBytes > 0 {
-		return &pubsubkit.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: paho.mqtt.golang writes every PUBLISH packet on its own (one write per message) and has no batching to turn on; only batching_bytes = 0 is supported", p.BatchingBytes)}
+		return &pubsub.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: paho.mqtt.golang writes every PUBLISH packet on its own (one write per message) and has no batching to turn on; only batching_bytes = 0 is supported", p.BatchingBytes)}
 	}
-	overhead := 2 + len(pubsubkit.Topic(p.Sources-1))
+	overhead := 2 + len(pubsub.Topic(p.Sources-1))
 	if q > 0 {
 		overhead += 2
 	}
 	if limit := maxRemainingLength - overhead; p.PayloadBytes > limit {
-		return &pubsubkit.Unsupported{Message: fmt.Sprintf("payload_bytes = %d: an MQTT PUBLISH carries at most %d payload bytes here", p.PayloadBytes, limit)}
+		return &pubsub.Unsupported{Message: fmt.Sprintf("payload_bytes = %d: an MQTT PUBLISH carries at most %d payload bytes here", p.PayloadBytes, limit)}
 	}
 	return nil
 }
 
 // broker turns the service URL (mqtt://127.0.0.1:1883) into paho's form
 // (tcp://127.0.0.1:1883).
-func broker(env pubsubkit.Env) (string, error) {
+func broker(env pubsub.Env) (string, error) {
 	if env.ServiceURL == "" {
 		return "", fmt.Errorf("mqtt: no service URL (MSGBENCH_SERVICE_URL)")
 	}
@@ -102,7 +102,7 @@ func clientID(role string, index int) string {
 // clientOptions are what sources and receivers share. QoS 1 uses a persistent
 // session (clean session false): on a reconnect the broker resends what the
 // client had not acknowledged and paho resends its unacknowledged PUBLISHes.
-func clientOptions(env pubsubkit.Env, q byte, id string) (*mqtt.ClientOptions, error) {
+func clientOptions(env pubsub.Env, q byte, id string) (*mqtt.ClientOptions, error) {
 	b, err := broker(env)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func clientOptions(env pubsubkit.Env, q byte, id string) (*mqtt.ClientOptions, e
 }
 
 // connect connects c and waits for the CONNACK.
-func connect(env pubsubkit.Env, c mqtt.Client) error {
+func connect(env pubsub.Env, c mqtt.Client) error {
 	t := c.Connect()
 	if !t.WaitTimeout(waitLimit) {
 		return fmt.Errorf("mqtt broker %s: no CONNACK within %s", env.ServiceURL, waitLimit)
@@ -133,7 +133,7 @@ func connect(env pubsubkit.Env, c mqtt.Client) error {
 // forgetSession discards a persistent session on the broker: connecting with
 // clean session set ends the old one (MQTT 3.1.1, 3.1.2.4), so a finished
 // receiver's subscriptions stop collecting messages for the rest of the run.
-func forgetSession(env pubsubkit.Env, q byte, id string) error {
+func forgetSession(env pubsub.Env, q byte, id string) error {
 	if q != 1 {
 		return nil
 	}

@@ -10,8 +10,8 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"msgbench/pubsubkit"
-	"msgbench/pubsubkit/kittest"
+	"msgbench/kits/pubsub"
+	"msgbench/kits/pubsub/kittest"
 )
 
 // mosquittoConf is msgbench/catalogue.py's MOSQUITTO_CONF ({port} -> %d), which
@@ -34,7 +34,7 @@ log_type notice
 
 // startMosquitto starts mosquitto on a free loopback port as the harness
 // does, stops it in Cleanup, and skips the test when it is not installed.
-func startMosquitto(t *testing.T) pubsubkit.Env {
+func startMosquitto(t *testing.T) pubsub.Env {
 	t.Helper()
 	bin := kittest.Binary(t, "apt-get install mosquitto", "mosquitto", "/usr/sbin/mosquitto")
 	srv := kittest.StartServer(t, bin, func(port int) []string {
@@ -44,38 +44,38 @@ func startMosquitto(t *testing.T) pubsubkit.Env {
 		}
 		return []string{"-c", conf}
 	})
-	return pubsubkit.Env{ServiceURL: "mqtt://" + srv.Addr}
+	return pubsub.Env{ServiceURL: "mqtt://" + srv.Addr}
 }
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
-func roundTrip(t *testing.T, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, perSource int) {
+func roundTrip(t *testing.T, env pubsub.Env, opts pubsub.Options, p pubsub.Params, perSource int) {
 	kittest.RoundTrip{System: System{}, Env: env, Options: opts, Params: p, PerSource: perSource}.Run(t)
 }
 
 // The options of target.toml's variants.
 var (
-	qos0 = pubsubkit.Options{"qos": 0}
-	qos1 = pubsubkit.Options{"qos": 1}
+	qos0 = pubsub.Options{"qos": 0}
+	qos1 = pubsub.Options{"qos": 1}
 )
 
 func TestQoS0(t *testing.T) {
 	env := startMosquitto(t)
-	roundTrip(t, env, qos0, pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
+	roundTrip(t, env, qos0, pubsub.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
 }
 
 // TestQoS1 publishes more than paho's window and mosquitto's default queue
 // (1000) while the receivers keep up as they can: nothing may be lost.
 func TestQoS1(t *testing.T) {
 	env := startMosquitto(t)
-	roundTrip(t, env, qos1, pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 10000)
+	roundTrip(t, env, qos1, pubsub.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 10000)
 }
 
 // TestQoS1SessionForgotten: a closed qos1 receiver's persistent session must
 // not keep collecting messages on the broker.
 func TestQoS1SessionForgotten(t *testing.T) {
 	env := startMosquitto(t)
-	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, SourceThreads: 1, Receivers: 1}
+	p := pubsub.Params{PayloadBytes: 16, Sources: 1, SourceThreads: 1, Receivers: 1}
 	rc, err := (System{}).Subscribe(context.Background(), env, qos1, p, 0, func([]byte) {})
 	if err != nil {
 		t.Fatal(err)
@@ -102,19 +102,19 @@ func TestQoS1SessionForgotten(t *testing.T) {
 func TestCheck(t *testing.T) {
 	kittest.NoBatching(t, System{}, qos0, qos1)
 	kittest.RefusesUnknownOptions(t, System{})
-	p := pubsubkit.Params{PayloadBytes: 1 << 20, Sources: 1, SourceThreads: 1, Receivers: 1}
+	p := pubsub.Params{PayloadBytes: 1 << 20, Sources: 1, SourceThreads: 1, Receivers: 1}
 	if err := (System{}).Check(qos1, p); err != nil {
 		t.Fatal(err)
 	}
 	p.PayloadBytes = maxRemainingLength
-	if _, ok := (System{}).Check(qos1, p).(*pubsubkit.Unsupported); !ok {
+	if _, ok := (System{}).Check(qos1, p).(*pubsub.Unsupported); !ok {
 		t.Fatal("a payload beyond MQTT's packet limit accepted")
 	}
 }
 
 func TestUnreachable(t *testing.T) {
-	env := pubsubkit.Env{ServiceURL: "mqtt://127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
-	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
+	env := pubsub.Env{ServiceURL: "mqtt://127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
+	p := pubsub.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
 	if _, err := (System{}).Connect(context.Background(), env, qos0, p, 0); err == nil {
 		t.Fatal("Connect to a closed port succeeded")
 	}

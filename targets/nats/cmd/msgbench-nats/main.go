@@ -3,10 +3,10 @@
 package main
 
 import (
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 	"msgbench/targets/nats/internal/natssys"
 )
 
 func main() {
-	pubsubkit.Main("nats", pubsubkit.ModuleVersion("github.com/nats-io/nats.go"), natssys.System{})
+	pubsub.Main("nats", pubsub.ModuleVersion("github.com/nats-io/nats.go"), natssys.System{})
 }

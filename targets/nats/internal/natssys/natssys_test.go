@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/pubsubkit"
-	"msgbench/pubsubkit/kittest"
+	"msgbench/kits/pubsub"
+	"msgbench/kits/pubsub/kittest"
 )
 
 // startServer runs nats-server on a free port for one test; the test skips
@@ -25,8 +25,8 @@ func startServer(t *testing.T) (url string, kill func()) {
 func TestDeliversEverythingInOrder(t *testing.T) {
 	url, _ := startServer(t)
 	for _, batching := range []int{0, 8192} {
-		p := pubsubkit.Params{PayloadBytes: 200, Sources: 2, Receivers: 2, BatchingBytes: batching}
-		kittest.RoundTrip{System: System{}, Env: pubsubkit.Env{ServiceURL: url}, Params: p,
+		p := pubsub.Params{PayloadBytes: 200, Sources: 2, Receivers: 2, BatchingBytes: batching}
+		kittest.RoundTrip{System: System{}, Env: pubsub.Env{ServiceURL: url}, Params: p,
 			PerSource: 2000, Wait: 10 * time.Second}.Run(t)
 	}
 }
@@ -34,8 +34,8 @@ func TestDeliversEverythingInOrder(t *testing.T) {
 // A broker that dies mid-run fails the next publish with an error naming it.
 func TestBrokerGone(t *testing.T) {
 	url, kill := startServer(t)
-	p := pubsubkit.Params{PayloadBytes: 64, Sources: 1, Receivers: 1, BatchingBytes: 0}
-	src, err := System{}.Connect(context.Background(), pubsubkit.Env{ServiceURL: url}, pubsubkit.Options{}, p, 0)
+	p := pubsub.Params{PayloadBytes: 64, Sources: 1, Receivers: 1, BatchingBytes: 0}
+	src, err := System{}.Connect(context.Background(), pubsub.Env{ServiceURL: url}, pubsub.Options{}, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestBrokerGone(t *testing.T) {
 	kill()
 	var perr error
 	for i := 0; i < 100 && perr == nil; i++ {
-		perr = src.Publish(pubsubkit.EncodeMessage(64, 0, uint32(i+1), 0))
+		perr = src.Publish(pubsub.EncodeMessage(64, 0, uint32(i+1), 0))
 		time.Sleep(10 * time.Millisecond)
 	}
 	if perr == nil || !strings.Contains(perr.Error(), url) {
@@ -52,12 +52,12 @@ func TestBrokerGone(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	_, err := System{}.Connect(context.Background(), pubsubkit.Env{ServiceURL: "nats://127.0.0.1:1"}, pubsubkit.Options{},
-		pubsubkit.Params{PayloadBytes: 16}, 0)
+	_, err := System{}.Connect(context.Background(), pubsub.Env{ServiceURL: "nats://127.0.0.1:1"}, pubsub.Options{},
+		pubsub.Params{PayloadBytes: 16}, 0)
 	if err == nil || !strings.Contains(err.Error(), "nats://127.0.0.1:1") {
 		t.Fatalf("got %v", err)
 	}
-	_, err = System{}.Connect(context.Background(), pubsubkit.Env{}, pubsubkit.Options{}, pubsubkit.Params{PayloadBytes: 16}, 0)
+	_, err = System{}.Connect(context.Background(), pubsub.Env{}, pubsub.Options{}, pubsub.Params{PayloadBytes: 16}, 0)
 	if err == nil || !strings.Contains(err.Error(), "MSGBENCH_SERVICE_URL") {
 		t.Fatalf("got %v", err)
 	}

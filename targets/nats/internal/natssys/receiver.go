@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // Pending limits of a receiver's subscription: nats.go queues what its read
@@ -36,7 +36,7 @@ type receiver struct {
 	deliver func([]byte)
 }
 
-func subscribe(ctx context.Context, env pubsubkit.Env, index int, deliver func([]byte)) (*receiver, error) {
+func subscribe(ctx context.Context, env pubsub.Env, index int, deliver func([]byte)) (*receiver, error) {
 	nc, err := connect(ctx, env, fmt.Sprintf("msgbench-receiver-%d", index))
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // flushWithin bounds the end-of-publishing Flush (a PING/PONG round trip
@@ -33,12 +33,12 @@ type source struct {
 	serviceURL string
 }
 
-func dialSource(ctx context.Context, env pubsubkit.Env, p pubsubkit.Params, index int) (*source, error) {
+func dialSource(ctx context.Context, env pubsub.Env, p pubsub.Params, index int) (*source, error) {
 	nc, err := connect(ctx, env, fmt.Sprintf("msgbench-source-%d", index))
 	if err != nil {
 		return nil, err
 	}
-	return &source{nc: nc, subject: pubsubkit.Topic(index), flushEach: p.BatchingBytes == 0,
+	return &source{nc: nc, subject: pubsub.Topic(index), flushEach: p.BatchingBytes == 0,
 		serviceURL: env.ServiceURL}, nil
 }
 

@@ -13,10 +13,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
-// System is the nats target's pubsubkit.System.
+// System is the nats target's pubsub.System.
 type System struct{}
 
 // Check accepts every parameter the workload allows: nats-server's default
@@ -25,14 +25,14 @@ type System struct{}
 // receiver that falls behind has messages dropped, by its client (pending
 // limits, counted in Dropped) or by the server (slow consumer: its
 // connection is closed).
-func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	return opts.Unknown()
 }
 
 // connect opens one connection. Reconnecting is off: a benchmark must not
 // hide a broker that went away behind a reconnect buffer, so a dead server
 // fails the next Publish with an error that names it.
-func connect(ctx context.Context, env pubsubkit.Env, name string) (*nats.Conn, error) {
+func connect(ctx context.Context, env pubsub.Env, name string) (*nats.Conn, error) {
 	if env.ServiceURL == "" {
 		return nil, errors.New("MSGBENCH_SERVICE_URL is not set: the nats target needs a nats-server")
 	}
@@ -59,13 +59,13 @@ func connect(ctx context.Context, env pubsubkit.Env, name string) (*nats.Conn, e
 }
 
 // Subscribe connects a receiver: see receiver.go.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
-	receiver int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params,
+	receiver int, deliver func([]byte)) (pubsub.Receiver, error) {
 	return subscribe(ctx, env, receiver, deliver)
 }
 
 // Connect connects a source: see source.go.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
-	source int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params,
+	source int) (pubsub.Source, error) {
 	return dialSource(ctx, env, p, source)
 }

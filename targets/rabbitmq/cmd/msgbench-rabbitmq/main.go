@@ -3,10 +3,10 @@
 package main
 
 import (
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 	"msgbench/targets/rabbitmq/internal/rabbitsys"
 )
 
 func main() {
-	pubsubkit.Main("rabbitmq", pubsubkit.ModuleVersion("github.com/rabbitmq/amqp091-go"), rabbitsys.System{})
+	pubsub.Main("rabbitmq", pubsub.ModuleVersion("github.com/rabbitmq/amqp091-go"), rabbitsys.System{})
 }

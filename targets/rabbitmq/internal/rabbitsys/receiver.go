@@ -7,7 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // Consumer settings of the "confirms" variant: the broker keeps up to
@@ -30,7 +30,7 @@ type receiver struct {
 // every source's routing key and starts consuming. Queue declaration, binding
 // and basic.consume are synchronous (their -ok replies arrived), so a message
 // published afterwards is routed to the queue.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, r int, deliver func([]byte)) (pubsub.Receiver, error) {
 	manualAck, err := confirming(opts)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.O
 	if err != nil {
 		return nil, err
 	}
-	fail := func(what string, err error) (pubsubkit.Receiver, error) {
+	fail := func(what string, err error) (pubsub.Receiver, error) {
 		conn.Close()
 		return nil, fmt.Errorf("rabbitmq at %s: %s: %w", env.ServiceURL, what, err)
 	}
@@ -48,8 +48,8 @@ func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.O
 		return fail("queue.declare", err)
 	}
 	for i := 0; i < p.Sources; i++ {
-		if err := ch.QueueBind(q.Name, pubsubkit.Topic(i), Exchange, false, nil); err != nil {
-			return fail("queue.bind "+pubsubkit.Topic(i), err)
+		if err := ch.QueueBind(q.Name, pubsub.Topic(i), Exchange, false, nil); err != nil {
+			return fail("queue.bind "+pubsub.Topic(i), err)
 		}
 	}
 	if manualAck {

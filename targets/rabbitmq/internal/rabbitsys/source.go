@@ -7,7 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // confirmWindow is how many publishes a "confirms" source has unconfirmed
@@ -21,7 +21,7 @@ const confirmLimit = 30 * time.Second
 // connection and channel. amqp091-go writes the frames of one basic.publish
 // and flushes them before Publish returns, so msg can be reused at once.
 type source struct {
-	env   pubsubkit.Env
+	env   pubsub.Env
 	conn  *amqp.Connection
 	ch    *amqp.Channel
 	topic string
@@ -32,7 +32,7 @@ type source struct {
 
 // Connect opens source i's connection and channel; with confirms it puts the
 // channel in confirm mode.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, i int) (pubsub.Source, error) {
 	confirm, err := confirming(opts)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Opt
 	if err != nil {
 		return nil, err
 	}
-	s := &source{env: env, conn: conn, ch: ch, topic: pubsubkit.Topic(i)}
+	s := &source{env: env, conn: conn, ch: ch, topic: pubsub.Topic(i)}
 	if confirm {
 		if err := ch.Confirm(false); err != nil {
 			conn.Close()

@@ -10,7 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // Exchange is the one exchange every source publishes to.
@@ -19,15 +19,15 @@ const Exchange = "msgbench"
 // maxMessageBytes is RabbitMQ 3.10's default max_message_size (128 MiB).
 const maxMessageBytes = 128 << 20
 
-// System implements pubsubkit.System for RabbitMQ. Its one option,
+// System implements pubsub.System for RabbitMQ. Its one option,
 // "confirms": false (target.toml's default: no publisher confirms, auto-ack
 // consumers) or true (the confirms variant: publisher confirms and consumer
 // acks).
 type System struct{}
 
-var _ pubsubkit.System = System{}
+var _ pubsub.System = System{}
 
-func confirming(opts pubsubkit.Options) (bool, error) {
+func confirming(opts pubsub.Options) (bool, error) {
 	if err := opts.Unknown("confirms"); err != nil {
 		return false, err
 	}
@@ -45,21 +45,21 @@ func confirming(opts pubsubkit.Options) (bool, error) {
 // a connection or broker failure loses what was in flight without a word, and
 // auto-ack consumers hold what the broker pushed in client memory; with them
 // every message reached the queues before Flush returns.
-func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	if _, err := confirming(opts); err != nil {
 		return err
 	}
 	if p.BatchingBytes > 0 {
-		return &pubsubkit.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: amqp091-go flushes every basic.publish on its own (one write per message) and has no batching to turn on; only batching_bytes = 0 is supported", p.BatchingBytes)}
+		return &pubsub.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: amqp091-go flushes every basic.publish on its own (one write per message) and has no batching to turn on; only batching_bytes = 0 is supported", p.BatchingBytes)}
 	}
 	if p.PayloadBytes > maxMessageBytes {
-		return &pubsubkit.Unsupported{Message: fmt.Sprintf("payload_bytes = %d: beyond RabbitMQ's default max_message_size (%d)", p.PayloadBytes, maxMessageBytes)}
+		return &pubsub.Unsupported{Message: fmt.Sprintf("payload_bytes = %d: beyond RabbitMQ's default max_message_size (%d)", p.PayloadBytes, maxMessageBytes)}
 	}
 	return nil
 }
 
 // dial opens one AMQP connection and a channel on it.
-func dial(env pubsubkit.Env) (*amqp.Connection, *amqp.Channel, error) {
+func dial(env pubsub.Env) (*amqp.Connection, *amqp.Channel, error) {
 	if env.ServiceURL == "" {
 		return nil, nil, fmt.Errorf("rabbitmq: no service URL (MSGBENCH_SERVICE_URL)")
 	}

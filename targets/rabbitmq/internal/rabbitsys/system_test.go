@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/pubsubkit"
-	"msgbench/pubsubkit/kittest"
+	"msgbench/kits/pubsub"
+	"msgbench/kits/pubsub/kittest"
 )
 
 // rabbitmqServer is Debian's script (the /usr/sbin wrapper switches user).
@@ -23,7 +23,7 @@ const rabbitmqServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 // ports and directories, guest allowed beyond loopback; both are stopped in
 // Cleanup. Skipped when rabbitmq-server is not installed. The node takes
 // several seconds to boot.
-func startRabbitMQ(t *testing.T) pubsubkit.Env {
+func startRabbitMQ(t *testing.T) pubsub.Env {
 	t.Helper()
 	server := kittest.Binary(t, "apt-get install rabbitmq-server", rabbitmqServer)
 	if testing.Short() {
@@ -68,36 +68,36 @@ func startRabbitMQ(t *testing.T) pubsubkit.Env {
 	kittest.WaitListening(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(epmdPort)), 10*time.Second, log.Name())
 	start(server)
 	kittest.WaitListening(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 90*time.Second, log.Name())
-	return pubsubkit.Env{ServiceURL: fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d", port)}
+	return pubsub.Env{ServiceURL: fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d", port)}
 }
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
-func roundTrip(t *testing.T, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, perSource int) {
+func roundTrip(t *testing.T, env pubsub.Env, opts pubsub.Options, p pubsub.Params, perSource int) {
 	kittest.RoundTrip{System: System{}, Env: env, Options: opts, Params: p, PerSource: perSource}.Run(t)
 }
 
 // The options of target.toml's variants.
 var (
-	plain    = pubsubkit.Options{}
-	confirms = pubsubkit.Options{"confirms": true}
+	plain    = pubsub.Options{}
+	confirms = pubsub.Options{"confirms": true}
 )
 
 // TestRabbitMQ starts one node for every case: a boot takes seconds.
 func TestRabbitMQ(t *testing.T) {
 	env := startRabbitMQ(t)
 	t.Run("default", func(t *testing.T) {
-		roundTrip(t, env, plain, pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
+		roundTrip(t, env, plain, pubsub.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
 	})
 	t.Run("confirms", func(t *testing.T) {
 		// More than the confirm window and the prefetch, and a large body
 		// that spans several frames (frame_max 128 KiB).
-		roundTrip(t, env, confirms, pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
-		roundTrip(t, env, confirms, pubsubkit.Params{PayloadBytes: 300_000, Sources: 1, SourceThreads: 1, Receivers: 1}, 50)
+		roundTrip(t, env, confirms, pubsub.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
+		roundTrip(t, env, confirms, pubsub.Params{PayloadBytes: 300_000, Sources: 1, SourceThreads: 1, Receivers: 1}, 50)
 	})
 	t.Run("unreachable", func(t *testing.T) {
-		bad := pubsubkit.Env{ServiceURL: "amqp://guest:guest@127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
-		p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
+		bad := pubsub.Env{ServiceURL: "amqp://guest:guest@127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
+		p := pubsub.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
 		if _, err := (System{}).Connect(context.Background(), bad, plain, p, 0); err == nil {
 			t.Fatal("Connect to a closed port succeeded")
 		}

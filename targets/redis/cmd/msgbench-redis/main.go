@@ -3,10 +3,10 @@
 package main
 
 import (
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 	"msgbench/targets/redis/internal/redissys"
 )
 
 func main() {
-	pubsubkit.Main("redis", pubsubkit.ModuleVersion("github.com/redis/go-redis/v9"), redissys.System{})
+	pubsub.Main("redis", pubsub.ModuleVersion("github.com/redis/go-redis/v9"), redissys.System{})
 }

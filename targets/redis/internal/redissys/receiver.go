@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // subscribeTimeout bounds the wait for the server's subscribe confirmations.
@@ -30,7 +30,7 @@ type receiver struct {
 
 // Subscribe opens receiver r's connection, subscribes to every source's topic,
 // waits for the server to confirm each one, and starts the read loop.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, r int, deliver func([]byte)) (pubsub.Receiver, error) {
 	opt, err := options(env)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.O
 	c := redis.NewClient(opt)
 	topics := make([]string, p.Sources)
 	for i := range topics {
-		topics[i] = pubsubkit.Topic(i)
+		topics[i] = pubsub.Topic(i)
 	}
 	ps := c.Subscribe(ctx, topics...)
 	if err := confirmed(ctx, ps, len(topics)); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // source publishes on one topic over its own connection.
@@ -43,7 +43,7 @@ type slot struct {
 }
 
 // Connect opens source i's connection and checks it with a PING.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, i int) (pubsub.Source, error) {
 	opt, err := options(env)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Opt
 		c.Close()
 		return nil, err
 	}
-	s := &source{client: c, topic: pubsubkit.Topic(i), ctx: context.Background(), batch: p.BatchingBytes}
+	s := &source{client: c, topic: pubsub.Topic(i), ctx: context.Background(), batch: p.BatchingBytes}
 	if s.batch > 0 {
 		s.pipe = c.Pipeline()
 	}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
-// System implements pubsubkit.System for Redis: go-redis as its docs show it.
+// System implements pubsub.System for Redis: go-redis as its docs show it.
 // It has no options.
 type System struct{}
 
-var _ pubsubkit.System = System{}
+var _ pubsub.System = System{}
 
 // Check accepts every payload the workload allows: Redis takes bulk strings up
 // to proto-max-bulk-len (512 MB). batching_bytes > 0 pipelines PUBLISH commands.
@@ -25,13 +25,13 @@ var _ pubsubkit.System = System{}
 // disconnects a subscriber whose output buffer passes
 // client-output-buffer-limit pubsub (32mb hard, 8mb for 60 s by default),
 // dropping what it had buffered.
-func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	return opts.Unknown()
 }
 
 // options parses the service URL (redis://127.0.0.1:6379) into client options
 // for one connection.
-func options(env pubsubkit.Env) (*redis.Options, error) {
+func options(env pubsub.Env) (*redis.Options, error) {
 	if env.ServiceURL == "" {
 		return nil, fmt.Errorf("redis: no service URL (MSGBENCH_SERVICE_URL)")
 	}
@@ -50,12 +50,12 @@ func options(env pubsubkit.Env) (*redis.Options, error) {
 
 // unreachable wraps a connection failure with the URL, so the report says
 // which broker could not be reached.
-func unreachable(env pubsubkit.Env, err error) error {
+func unreachable(env pubsub.Env, err error) error {
 	return fmt.Errorf("redis at %s unreachable: %w", env.ServiceURL, err)
 }
 
 // ping checks the connection now rather than at the first PUBLISH.
-func ping(ctx context.Context, env pubsubkit.Env, c *redis.Client) error {
+func ping(ctx context.Context, env pubsub.Env, c *redis.Client) error {
 	if err := c.Ping(ctx).Err(); err != nil {
 		return unreachable(env, err)
 	}

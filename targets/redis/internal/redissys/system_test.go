@@ -10,48 +10,48 @@ import (
 	"testing"
 	"time"
 
-	"msgbench/pubsubkit"
-	"msgbench/pubsubkit/kittest"
+	"msgbench/kits/pubsub"
+	"msgbench/kits/pubsub/kittest"
 )
 
 // startRedis starts redis-server on a free loopback port for this test and
 // stops it in Cleanup; the test is skipped when redis-server is not installed.
-func startRedis(t *testing.T) pubsubkit.Env {
+func startRedis(t *testing.T) pubsub.Env {
 	t.Helper()
 	bin := kittest.Binary(t, "apt-get install redis-server", "redis-server")
 	srv := kittest.StartServer(t, bin, func(port int) []string {
 		return []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
 			"--appendonly", "no", "--dir", t.TempDir(), "--daemonize", "no"}
 	})
-	return pubsubkit.Env{ServiceURL: "redis://" + srv.Addr}
+	return pubsub.Env{ServiceURL: "redis://" + srv.Addr}
 }
 
 // roundTrip subscribes receivers, publishes perSource messages from every
 // source, and checks every receiver got all of them in order.
-func roundTrip(t *testing.T, p pubsubkit.Params, perSource int) {
+func roundTrip(t *testing.T, p pubsub.Params, perSource int) {
 	env := startRedis(t)
 	kittest.RoundTrip{System: System{}, Env: env, Params: p, PerSource: perSource}.Run(t)
 }
 
 func TestPublishPerMessage(t *testing.T) {
-	roundTrip(t, pubsubkit.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
+	roundTrip(t, pubsub.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 2000)
 }
 
 func TestPipelinedBatches(t *testing.T) {
 	// 8192-byte batches of 1000-byte messages, and a partial batch left for Flush.
-	roundTrip(t, pubsubkit.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 3, BatchingBytes: 8192}, 1001)
+	roundTrip(t, pubsub.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 3, BatchingBytes: 8192}, 1001)
 }
 
 func TestUnreachable(t *testing.T) {
 	port := kittest.FreePort(t)
-	env := pubsubkit.Env{ServiceURL: "redis://127.0.0.1:" + strconv.Itoa(port)}
+	env := pubsub.Env{ServiceURL: "redis://127.0.0.1:" + strconv.Itoa(port)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p := pubsubkit.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
-	if _, err := (System{}).Connect(ctx, env, pubsubkit.Options{}, p, 0); err == nil {
+	p := pubsub.Params{PayloadBytes: 16, Sources: 1, Receivers: 1}
+	if _, err := (System{}).Connect(ctx, env, pubsub.Options{}, p, 0); err == nil {
 		t.Fatal("Connect to a closed port succeeded")
 	}
-	if _, err := (System{}).Subscribe(ctx, env, pubsubkit.Options{}, p, 0, func([]byte) {}); err == nil {
+	if _, err := (System{}).Subscribe(ctx, env, pubsub.Options{}, p, 0, func([]byte) {}); err == nil {
 		t.Fatal("Subscribe to a closed port succeeded")
 	}
 }
@@ -64,9 +64,9 @@ func TestOutputBufferDisconnect(t *testing.T) {
 	env := startRedis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p := pubsubkit.Params{PayloadBytes: 4096, Sources: 1, SourceThreads: 1, Receivers: 1}
+	p := pubsub.Params{PayloadBytes: 4096, Sources: 1, SourceThreads: 1, Receivers: 1}
 	sys := System{}
-	admin, err := sys.Connect(ctx, env, pubsubkit.Options{}, p, 0)
+	admin, err := sys.Connect(ctx, env, pubsub.Options{}, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestOutputBufferDisconnect(t *testing.T) {
 	release := make(chan struct{})
 	var got sync.Map
 	n := 0
-	rc, err := sys.Subscribe(ctx, env, pubsubkit.Options{}, p, 0, func(msg []byte) {
+	rc, err := sys.Subscribe(ctx, env, pubsub.Options{}, p, 0, func(msg []byte) {
 		if n == 0 {
 			<-release // stall on the first message while the buffer fills
 		}
@@ -89,7 +89,7 @@ func TestOutputBufferDisconnect(t *testing.T) {
 	}
 	defer rc.Close()
 	for seq := 1; seq <= 2000; seq++ { // 8 MB against a 256 KB limit
-		if err := admin.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, 0, uint32(seq), 0)); err != nil {
+		if err := admin.Publish(pubsub.EncodeMessage(p.PayloadBytes, 0, uint32(seq), 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestOutputBufferDisconnect(t *testing.T) {
 	before := 0
 	got.Range(func(k, _ any) bool { before = max(before, k.(int)); return true })
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		admin.Publish(pubsubkit.EncodeMessage(p.PayloadBytes, 0, 5000, 0))
+		admin.Publish(pubsub.EncodeMessage(p.PayloadBytes, 0, 5000, 0))
 		after := 0
 		got.Range(func(k, _ any) bool { after = max(after, k.(int)); return true })
 		if after > before {
@@ -116,8 +116,8 @@ func TestOutputBufferDisconnect(t *testing.T) {
 
 func TestLargeMessages(t *testing.T) {
 	// Messages above sourceConn's maxPending, pipelined and one by one.
-	roundTrip(t, pubsubkit.Params{PayloadBytes: 1_500_000, Sources: 1, SourceThreads: 1, Receivers: 1, BatchingBytes: 3_000_000}, 5)
-	roundTrip(t, pubsubkit.Params{PayloadBytes: 8192, Sources: 1, SourceThreads: 1, Receivers: 1}, 300)
+	roundTrip(t, pubsub.Params{PayloadBytes: 1_500_000, Sources: 1, SourceThreads: 1, Receivers: 1, BatchingBytes: 3_000_000}, 5)
+	roundTrip(t, pubsub.Params{PayloadBytes: 8192, Sources: 1, SourceThreads: 1, Receivers: 1}, 300)
 }
 
 // writeCounter is a net.Conn that records its writes.

@@ -3,10 +3,10 @@
 package main
 
 import (
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 	"msgbench/targets/tcp/internal/tcpsys"
 )
 
 func main() {
-	pubsubkit.Main("tcp", "Go standard library net", tcpsys.System{})
+	pubsub.Main("tcp", "Go standard library net", tcpsys.System{})
 }

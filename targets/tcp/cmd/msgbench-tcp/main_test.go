@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"msgbench/pubsubkit/kittest"
+	"msgbench/kits/pubsub/kittest"
 )
 
 // The binary through the worker protocol, its peer started from

@@ -9,10 +9,10 @@ import (
 	"context"
 	"errors"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
-// System is the tcp target's pubsubkit.System.
+// System is the tcp target's pubsub.System.
 type System struct{}
 
 // Check accepts every parameter the workload allows: TCP takes any frame size
@@ -20,19 +20,19 @@ type System struct{}
 // message per connection.
 // It has no options. Lossless (target.toml): TCP flow control blocks a source
 // whose receiver falls behind; nothing is ever dropped.
-func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	return opts.Unknown()
 }
 
 // Subscribe listens for the sources on 127.0.0.1 and a free port.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
-	receiver int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params,
+	receiver int, deliver func([]byte)) (pubsub.Receiver, error) {
 	return listen(p.PayloadBytes, deliver)
 }
 
 // Connect opens one connection to each receiver.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params,
-	source int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params,
+	source int) (pubsub.Source, error) {
 	if len(env.Endpoints) == 0 {
 		return nil, errors.New("the receivers announced no endpoints to connect to")
 	}

@@ -3,10 +3,10 @@
 package main
 
 import (
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 	"msgbench/targets/zeromq/internal/zmqsys"
 )
 
 func main() {
-	pubsubkit.Main("zeromq", pubsubkit.ModuleVersion("github.com/pebbe/zmq4")+", "+zmqsys.Library(), zmqsys.System{})
+	pubsub.Main("zeromq", pubsub.ModuleVersion("github.com/pebbe/zmq4")+", "+zmqsys.Library(), zmqsys.System{})
 }

@@ -10,7 +10,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // pollEvery is how often a receiver blocked in recv looks at its stop flag.
@@ -27,7 +27,7 @@ type receiver struct {
 // Subscribe binds receiver r's SUB socket and sets its subscriptions. A SUB
 // sends its subscriptions to every publisher that connects, and the source's
 // Connect waits until they arrived, so there is nothing more to wait for here.
-func (System) Subscribe(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, r int, deliver func([]byte)) (pubsubkit.Receiver, error) {
+func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, r int, deliver func([]byte)) (pubsub.Receiver, error) {
 	nd, err := noDrop(opts)
 	if err != nil {
 		return nil, err
@@ -57,8 +57,8 @@ func setUpSub(sock *zmq.Socket, hwm, sources int) (string, error) {
 		return "", fmt.Errorf("zeromq: ZMQ_LINGER: %w", err)
 	}
 	for i := 0; i < sources; i++ {
-		if err := sock.SetSubscribe(pubsubkit.Topic(i)); err != nil {
-			return "", fmt.Errorf("zeromq: ZMQ_SUBSCRIBE %s: %w", pubsubkit.Topic(i), err)
+		if err := sock.SetSubscribe(pubsub.Topic(i)); err != nil {
+			return "", fmt.Errorf("zeromq: ZMQ_SUBSCRIBE %s: %w", pubsub.Topic(i), err)
 		}
 	}
 	if err := sock.Bind("tcp://127.0.0.1:*"); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
 // joinLimit bounds the wait for the receivers' subscriptions.
@@ -30,7 +30,7 @@ type source struct {
 // Connect creates source i's XPUB socket, connects it to every receiver's
 // endpoint, and returns once each receiver's subscription to this source's
 // topic has arrived: from then on every message goes to every receiver.
-func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Options, p pubsubkit.Params, i int) (pubsubkit.Source, error) {
+func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, i int) (pubsub.Source, error) {
 	nd, err := noDrop(opts)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (System) Connect(ctx context.Context, env pubsubkit.Env, opts pubsubkit.Opt
 	if err != nil {
 		return nil, fmt.Errorf("zeromq: XPUB socket: %w", err)
 	}
-	s := &source{sock: sock, topic: []byte(pubsubkit.Topic(i))}
+	s := &source{sock: sock, topic: []byte(pubsub.Topic(i))}
 	if err := s.setUp(ctx, env.Endpoints, hwm(nd, p.PayloadBytes), nd); err != nil {
 		sock.SetLinger(0)
 		sock.Close()

@@ -10,17 +10,17 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
-	"msgbench/pubsubkit"
+	"msgbench/kits/pubsub"
 )
 
-// System implements pubsubkit.System for ZeroMQ. Its one option, "no_drop":
+// System implements pubsub.System for ZeroMQ. Its one option, "no_drop":
 // false (target.toml's default: HWM 1000, the publisher drops for a receiver
 // whose queue is full) or true (ZMQ_XPUB_NODROP: the publisher blocks instead).
 type System struct{}
 
-var _ pubsubkit.System = System{}
+var _ pubsub.System = System{}
 
-func noDrop(opts pubsubkit.Options) (bool, error) {
+func noDrop(opts pubsub.Options) (bool, error) {
 	if err := opts.Unknown("no_drop"); err != nil {
 		return false, err
 	}
@@ -36,12 +36,12 @@ func noDrop(opts pubsubkit.Options) (bool, error) {
 // queues are full (SNDHWM on the XPUB, RCVHWM on the SUB, TCP in between), so
 // nothing is dropped while the connections stay up; without it libzmq drops
 // silently at the HWM.
-func (System) Check(opts pubsubkit.Options, p pubsubkit.Params) error {
+func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	if _, err := noDrop(opts); err != nil {
 		return err
 	}
 	if p.BatchingBytes > 0 {
-		return &pubsubkit.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: libzmq writes whatever is queued as soon as the socket can take it and has no setting to hold messages back until N bytes accumulate; only batching_bytes = 0 is supported", p.BatchingBytes)}
+		return &pubsub.Unsupported{Message: fmt.Sprintf("batching_bytes = %d: libzmq writes whatever is queued as soon as the socket can take it and has no setting to hold messages back until N bytes accumulate; only batching_bytes = 0 is supported", p.BatchingBytes)}
 	}
 	return nil
 }
