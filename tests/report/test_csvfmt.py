@@ -19,7 +19,7 @@ def test_columns_in_the_documented_order_then_metrics_and_verify_sorted(one_run)
     verify = [h for h in header if h.startswith("verify:")]
     assert metrics == sorted(metrics) and "metric:hops_per_s" in metrics
     assert verify == sorted(verify) and "verify:hops" in verify
-    assert header == [*csvfmt.COLUMNS, csvfmt.BUILD] + metrics + verify
+    assert header == [*csvfmt.COLUMNS, csvfmt.BUILD, *metrics, *verify]
 
 
 def test_one_row_per_measurement_warmups_flagged(one_run):
