@@ -1,0 +1,56 @@
+{-# LANGUAGE OverloadedStrings #-}
+-- | The ghc target's own tests (make test): the histogram's bucket function
+-- against msgbench/histogram.py's vectors, a ring's counts, and the worker
+-- answering an unknown option and an unknown workload through the protocol.
+module Main (main) where
+
+import Control.Monad (unless, when)
+import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
+import Data.Int (Int64)
+import Data.List (isInfixOf)
+import Histogram (bucket)
+import Ring (Outcome (..), runRing)
+import System.Environment (getArgs)
+import System.Exit (exitFailure)
+import System.Process (readProcess)
+
+type Counter = IORef (Int, Int)
+
+check :: Counter -> String -> Bool -> IO ()
+check counter name ok = do
+  modifyIORef' counter (\(p, f) -> if ok then (p + 1, f) else (p, f + 1))
+  unless ok (putStrLn ("FAIL: " ++ name))
+
+-- | v -> index, computed with msgbench/histogram.py's index().
+vectors :: [(Int64, Int)]
+vectors =
+  [ (0, 0), (1, 1), (127, 127), (128, 128), (129, 128), (255, 191), (256, 192), (1000, 317)
+  , (65535, 703), (1000000, 954), (1000000000, 1591), (1099511627776, 2240)
+  , (4611686018427387904, 3648), (-5, 0) ]
+
+main :: IO ()
+main = do
+  args <- getArgs
+  counter <- newIORef (0, 0)
+  mapM_ (\(v, i) -> check counter ("bucket " ++ show v ++ " = " ++ show i ++ ", got " ++ show (bucket v)) (bucket v == i)) vectors
+  o <- runRing 100 7 "BOO!"
+  check counter "ring 100x7: hops" (hops o == 700)
+  check counter "ring 100x7: laps" (laps o == 7)
+  check counter "ring 100x7: links" (links o == 100)
+  o2 <- runRing 2 1 ""
+  check counter "ring 2x1: hops, laps, links" (hops o2 == 2 && laps o2 == 1 && links o2 == 2)
+  case args of
+    [worker] -> do
+      let ask = readProcess worker ["+RTS", "-N1", "-RTS"]
+      out <- ask "{\"workload\":\"ring\",\"variant\":\"default\",\"options\":{\"no_such_option\":1},\"params\":{\"n\":10,\"m\":1,\"payload\":\"x\"},\"repetition\":1,\"warmup\":false}\n"
+      check counter "an unknown option is an internal error naming it"
+        ("\"kind\":\"internal\"" `isInfixOf` out && "no_such_option" `isInfixOf` out && "\"type\":\"hello\"" `isInfixOf` out)
+      out2 <- ask "{\"workload\":\"telepathy\",\"variant\":\"default\",\"options\":{},\"params\":{},\"repetition\":1,\"warmup\":false}\n"
+      check counter "an unknown workload is unsupported" ("\"kind\":\"unsupported\"" `isInfixOf` out2)
+      out3 <- ask "{\"workload\":\"ring\",\"variant\":\"default\",\"options\":{},\"params\":{\"n\":50,\"m\":3,\"payload\":\"x\"},\"repetition\":1,\"warmup\":false}\n"
+      check counter "a ring through the protocol reports its counts"
+        ("\"hops\":150" `isInfixOf` out3 && "\"links\":50" `isInfixOf` out3 && "\"pass_wall_ns\"" `isInfixOf` out3)
+    _ -> putStrLn "no worker binary given: protocol tests skipped"
+  (passed, failed) <- readIORef counter
+  putStrLn (show passed ++ " passed, " ++ show failed ++ " failed")
+  when (failed > 0) exitFailure
