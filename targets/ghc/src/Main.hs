@@ -8,6 +8,7 @@ import Control.Exception (SomeException, displayException, fromException, try)
 import qualified Data.ByteString.Char8 as BC
 import qualified Data.Text as T
 import Protocol
+import Fanin (measureFanin)
 import Ring (measureRing)
 import System.Environment (getArgs)
 import System.Info (fullCompilerVersion)
@@ -17,6 +18,7 @@ import System.IO (BufferMode (..), hSetBinaryMode, hSetBuffering, stdout)
 workloads :: [(T.Text, Request -> IO Result)]
 workloads =
   [ ("ring", measureRing)
+  , ("fanin", measureFanin)
   ]
 
 main :: IO ()

@@ -10,6 +10,7 @@ module Protocol
   , param
   , optionsKnown
   , optionBool
+  , optionText
   , say
   , helloLine
   , errorLine
@@ -130,3 +131,10 @@ resultLine r =
     , "verify" .= object [Key.fromText k .= v | (k, v) <- verify r]
     ]
       ++ ["histograms" .= object [Key.fromText k .= [[toInteger i, toInteger c] | (i, c) <- h] | (k, h) <- histograms r] | not (null (histograms r))]
+
+-- | A string option, the default when absent.
+optionText :: Request -> Text -> Text -> IO Text
+optionText req name def = case KM.lookup (Key.fromText name) (reqOptions req) of
+  Nothing -> pure def
+  Just (String s) -> pure s
+  Just v -> failWith Internal ("option " ++ T.unpack name ++ " = " ++ BL.unpack (encode v) ++ " is not a string")

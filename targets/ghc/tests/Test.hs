@@ -8,6 +8,7 @@ import Control.Monad (unless, when)
 import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
 import Data.Int (Int64)
 import Data.List (isInfixOf)
+import Fanin (Counts (..), FaninOutcome (..), Share (..), runFanin)
 import Histogram (bucket)
 import Ring (Outcome (..), runRing)
 import System.Environment (getArgs)
@@ -39,6 +40,15 @@ main = do
   check counter "ring 100x7: links" (links o == 100)
   o2 <- runRing 2 1 ""
   check counter "ring 2x1: hops, laps, links" (hops o2 == 2 && laps o2 == 1 && links o2 == 2)
+  let mix = [Share 50 "exit_signal" 10, Share 50 "message" 3]
+  mapM_
+    ( \q -> do
+        f <- runFanin 3 50 mix False q (8 * 1024 * 1024 * 1024)
+        check counter ("fanin " ++ show q ++ ": every message and exit signal received, the receiver alive")
+          ( messages (sent f) == messages (received f) && exits (sent f) == exits (received f)
+              && messages (sent f) > 0 && exits (sent f) > 0 && receiverAlive f && not (overLimit f) )
+    )
+    ["bchan", "chan", "tqueue", "tbqueue"]
   case args of
     [worker] -> do
       let ask = readProcess worker ["+RTS", "-N1", "-RTS"]
