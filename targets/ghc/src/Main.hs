@@ -10,6 +10,7 @@ import qualified Data.Text as T
 import Protocol
 import Fanin (measureFanin)
 import Ring (measureRing)
+import Socket (measureSocket, serveMain)
 import System.Environment (getArgs)
 import System.Info (fullCompilerVersion)
 import Data.Version (showVersion)
@@ -19,6 +20,7 @@ workloads :: [(T.Text, Request -> IO Result)]
 workloads =
   [ ("ring", measureRing)
   , ("fanin", measureFanin)
+  , ("socket", measureSocket)
   ]
 
 main :: IO ()
@@ -27,9 +29,6 @@ main = do
   hSetBuffering stdout (BlockBuffering Nothing)
   args <- getArgs
   if "--serve" `elem` args then serveMain else workerMain
-
-serveMain :: IO ()
-serveMain = say (errorLine Unsupported "the ghc worker has no server half yet")
 
 workerMain :: IO ()
 workerMain = do

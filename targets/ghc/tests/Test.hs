@@ -4,7 +4,7 @@
 -- answering an unknown option and an unknown workload through the protocol.
 module Main (main) where
 
-import Control.Monad (unless, when)
+import Control.Monad (forM_, unless, when)
 import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
 import Data.Int (Int64)
 import Data.List (isInfixOf)
@@ -60,6 +60,12 @@ main = do
       out3 <- ask "{\"workload\":\"ring\",\"variant\":\"default\",\"options\":{},\"params\":{\"n\":50,\"m\":3,\"payload\":\"x\"},\"repetition\":1,\"warmup\":false}\n"
       check counter "a ring through the protocol reports its counts"
         ("\"hops\":150" `isInfixOf` out3 && "\"links\":50" `isInfixOf` out3 && "\"pass_wall_ns\"" `isInfixOf` out3)
+      forM_ ["echo", "flow"] $ \mode -> do
+        out4 <- ask ("{\"workload\":\"socket\",\"variant\":\"default\",\"options\":{},\"params\":{\"mode\":\"" ++ mode
+          ++ "\",\"size\":100,\"total_bytes\":10000,\"sockets\":3,\"data\":\"binary\",\"placement\":\"local\",\"check_content\":1,\"port\":0},\"repetition\":1,\"warmup\":false}\n")
+        check counter ("socket " ++ mode ++ ": 3 sockets of 100 messages, every byte back")
+          ("\"messages_received\":300" `isInfixOf` out4 && "\"messages_sent\":300" `isInfixOf` out4
+            && "\"bytes_received\":30000" `isInfixOf` out4 && "\"content_mismatches\":0" `isInfixOf` out4)
     _ -> putStrLn "no worker binary given: protocol tests skipped"
   (passed, failed) <- readIORef counter
   putStrLn (show passed ++ " passed, " ++ show failed ++ " failed")
