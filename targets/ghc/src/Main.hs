@@ -8,6 +8,7 @@ import Control.Exception (SomeException, displayException, fromException, try)
 import qualified Data.ByteString.Char8 as BC
 import qualified Data.Text as T
 import Protocol
+import Chat (measureChat)
 import Fanin (measureFanin)
 import Ring (measureRing)
 import Socket (measureSocket, serveMain)
@@ -21,6 +22,7 @@ workloads =
   [ ("ring", measureRing)
   , ("fanin", measureFanin)
   , ("socket", measureSocket)
+  , ("chat", measureChat)
   ]
 
 main :: IO ()
