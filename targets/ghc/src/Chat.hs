@@ -14,7 +14,8 @@
 module Chat (measureChat, ChatParams (..), ChatOutcome (..), runChat, sentence) where
 
 import Control.Concurrent (forkIO, threadDelay)
-import Control.Concurrent.Chan (newChan, readChan, writeChan)
+import Control.Concurrent.Chan (Chan, newChan, readChan, writeChan)
+import Control.Concurrent.QSem (QSem, newQSem, signalQSem, waitQSem)
 import Control.Concurrent.MVar (MVar, newEmptyMVar, putMVar, readMVar)
 import Control.Concurrent.STM
 import Control.Monad (forM, replicateM, unless, void, when, (>=>))
@@ -45,6 +46,7 @@ data ChatParams = ChatParams
   , binary :: !Bool
   , history :: !Int
   , drainTimeoutNs :: !Int64
+  , mailboxes :: !T.Text -- ^ option mailbox: bounded, fair or unbounded
   }
 
 -- | What travels: immutable, passed on by reference; the peer user's history
@@ -135,14 +137,83 @@ userLoop s keep requests inbox toGroup toClient = do
                 loop out (Just i) (if next + 1 == keep then 0 else next + 1)
   loop Nothing Nothing (0 :: Int)
 
+-- | mailbox mode: one unbounded mailbox per user, as an Erlang process has.
+data UserMail = ToSend !Msg | Deliver !Msg
+
+groupMailLoop :: Session -> TQueue Msg -> V.Vector (TQueue UserMail) -> IO ()
+groupMailLoop s inbox members = do
+  started s
+  let loop = do
+        m <- atomically (readTQueue inbox)
+        atomically (writeTQueue (members V.! mTo m) (Deliver m))
+        loop
+  loop
+
+userMailLoop :: Session -> Int -> TQueue UserMail -> TQueue Msg -> TQueue Msg -> IO ()
+userMailLoop s keep mailbox toGroup toClient = do
+  started s
+  atomically (modifyTVar' (usersStarted s) (+ 1))
+  hist <- MV.new keep
+  let loop !next = do
+        mail <- atomically (readTQueue mailbox)
+        case mail of
+          ToSend m -> atomically (writeTQueue toGroup m) >> loop next
+          Deliver m
+            | keep == 0 -> atomically (writeTQueue toClient m) >> loop next
+            | otherwise -> do
+                MV.write hist next m
+                atomically (writeTQueue toClient m)
+                loop (if next + 1 == keep then 0 else next + 1)
+  loop (0 :: Int)
+
+-- | mailbox = fair: a group's inbox is a Chan whose room (16) is a QSem, and
+-- a user's mailbox a Chan whose room for its client's sends (16) is a QSem:
+-- GHC's MVars wake blocked threads first in, first out, so whoever waited
+-- longest gets the next place. Deliveries are never held back (the group and
+-- the users never wait to deliver), so nothing can wait in a cycle.
+groupFairLoop :: Session -> Chan Msg -> QSem -> V.Vector (Chan UserMail) -> IO ()
+groupFairLoop s inbox room members = do
+  started s
+  let loop = do
+        m <- readChan inbox
+        signalQSem room
+        writeChan (members V.! mTo m) (Deliver m)
+        loop
+  loop
+
+userFairLoop :: Session -> Int -> Chan UserMail -> QSem -> Chan Msg -> QSem -> TQueue Msg -> IO ()
+userFairLoop s keep mailbox room toGroup groupRoom toClient = do
+  started s
+  atomically (modifyTVar' (usersStarted s) (+ 1))
+  hist <- MV.new keep
+  let loop !next = do
+        mail <- readChan mailbox
+        case mail of
+          ToSend m -> do
+            signalQSem room
+            waitQSem groupRoom
+            writeChan toGroup m
+            loop next
+          Deliver m
+            | keep == 0 -> atomically (writeTQueue toClient m) >> loop next
+            | otherwise -> do
+                MV.write hist next m
+                atomically (writeTQueue toClient m)
+                loop (if next + 1 == keep then 0 else next + 1)
+  loop (0 :: Int)
+
 data UserEvent = PassedOut | PassedIn | TookOut Msg | TookIn Msg
+
+-- | How a client hands a message to its user: inside its select (bounded STM
+-- queues), or by a blocking, FIFO-fair wait for room (mailbox = fair).
+data Sender = InSelect (Msg -> STM ()) | Blocking (Msg -> IO ())
 
 data ClientEvent = Sent | Got Msg | Tick | Quit
 
 clientLoop ::
-  Session -> ChatParams -> Int -> Int -> TBQueue Msg -> TBQueue Msg -> IORef Int64 ->
+  Session -> ChatParams -> Int -> Int -> Sender -> STM Msg -> IORef Int64 ->
   (Int64 -> IO ()) -> (Tally -> IO ()) -> IO ()
-clientLoop s p g idx requests inbox receivedRef stopped publish = do
+clientLoop s p g idx sender fromUser receivedRef stopped publish = do
   started s
   gen0 <- initStdGen
   nextTurn <- newTurns
@@ -168,8 +239,13 @@ clientLoop s p g idx requests inbox receivedRef stopped publish = do
             , tMax = max (tMax t) lat
             , tHist = IM.insertWith (+) (bucket lat) 1 (tHist t) }
       takeWaiting !t = do
-        d <- atomically (tryReadTBQueue inbox)
+        d <- atomically ((Just <$> fromUser) `orElse` pure Nothing)
         maybe (pure t) (receive t >=> takeWaiting) d
+      -- wait for a delivery, the send to go through, or extra (a timer)
+      await turn pending extra = case (sender, pending) of
+        (Blocking send, Just m) -> send m >> pure Sent
+        (InSelect send, _) -> select (fairly turn [Got <$> fromUser] (maybe [] (\m -> [send m >> pure Sent]) pending) ++ extra)
+        (Blocking _, Nothing) -> select ((Got <$> fromUser) : extra)
       timer ns = registerDelay (fromIntegral (max 0 ns `div` 1000))
       fired tv = readTVar tv >>= check
       -- stress: send, listen (or take what is there), until T
@@ -181,10 +257,7 @@ clientLoop s p g idx requests inbox receivedRef stopped publish = do
             else let (m, gen') = compose gen now in stress gen' count t (Just m) Nothing
         _ -> do
           turn <- nextTurn
-          ev <-
-            select $
-              fairly turn [Got <$> readTBQueue inbox] (maybe [] (\m -> [writeTBQueue requests m >> pure Sent]) pending)
-                ++ maybe [] (\tv -> [fired tv >> pure Tick]) listening
+          ev <- await turn pending (maybe [] (\tv -> [fired tv >> pure Tick]) listening)
           case ev of
             Sent
               | delayNs p == 0 -> takeWaiting t >>= \t' -> stress gen (count + 1) t' Nothing Nothing
@@ -195,10 +268,7 @@ clientLoop s p g idx requests inbox receivedRef stopped publish = do
       -- realistic: send every think time from a random phase, listening between
       realistic !gen !count !t !due pending tv = do
         turn <- nextTurn
-        ev <-
-          select $
-            fairly turn [Got <$> readTBQueue inbox] (maybe [] (\m -> [writeTBQueue requests m >> pure Sent]) pending)
-              ++ [fired tv >> pure Tick | null pending]
+        ev <- await turn pending [fired tv >> pure Tick | null pending]
         case ev of
           Tick -> do
             now <- nowNs
@@ -215,7 +285,7 @@ clientLoop s p g idx requests inbox receivedRef stopped publish = do
           Got m -> receive t m >>= \t' -> realistic gen count t' due pending tv
           Quit -> pure (count, t)
       drain !t = do
-        ev <- select [Got <$> readTBQueue inbox, readTVar (quit s) >>= check >> pure Quit]
+        ev <- select [Got <$> fromUser, readTVar (quit s) >>= check >> pure Quit]
         case ev of
           Got m -> receive t m >>= drain
           _ -> pure t
@@ -248,7 +318,27 @@ runChat p = do
   stoppedChan <- newChan
   results <- newChan
   begin <- nowNs
-  receivedRefs <- fmap concat . forM [0 .. groups p - 1] $ \g -> do
+  receivedRefs <- fmap concat . forM [0 .. groups p - 1] $ \g -> if mailboxes p == "fair" then do
+    gin <- newChan
+    groupRoom <- newQSem (fromInteger inboxCapacity)
+    members <- forM [0 .. perGroup p - 1] $ \_ -> (,,) <$> newChan <*> newQSem (fromInteger inboxCapacity) <*> newTQueueIO
+    void (forkIO (groupFairLoop s gin groupRoom (V.fromList [mb | (mb, _, _) <- members])))
+    forM (zip [0 ..] members) $ \(i, (mailbox, room, cinbox)) -> do
+      void (forkIO (userFairLoop s (history p) mailbox room gin groupRoom cinbox))
+      ref <- newIORef 0
+      let send m = waitQSem room >> writeChan mailbox (ToSend m)
+      void (forkIO (clientLoop s p g i (Blocking send) (readTQueue cinbox) ref (writeChan stoppedChan) (writeChan results)))
+      pure ref
+  else if mailboxes p == "unbounded" then do
+    gin <- newTQueueIO
+    members <- forM [0 .. perGroup p - 1] $ \_ -> (,) <$> newTQueueIO <*> newTQueueIO
+    void (forkIO (groupMailLoop s gin (V.fromList (map fst members))))
+    forM (zip [0 ..] members) $ \(i, (mailbox, cinbox)) -> do
+      void (forkIO (userMailLoop s (history p) mailbox gin cinbox))
+      ref <- newIORef 0
+      void (forkIO (clientLoop s p g i (InSelect (writeTQueue mailbox . ToSend)) (readTQueue cinbox) ref (writeChan stoppedChan) (writeChan results)))
+      pure ref
+  else do
     gin <- newTBQueueIO (fromInteger inboxCapacity)
     members <- forM [0 .. perGroup p - 1] $ \_ -> do
       requests <- newTBQueueIO (fromInteger inboxCapacity)
@@ -259,7 +349,7 @@ runChat p = do
     forM (zip [0 ..] members) $ \(i, (requests, uinbox, cinbox)) -> do
       void (forkIO (userLoop s (history p) requests uinbox gin cinbox))
       ref <- newIORef 0
-      void (forkIO (clientLoop s p g i requests cinbox ref (writeChan stoppedChan) (writeChan results)))
+      void (forkIO (clientLoop s p g i (InSelect (writeTBQueue requests)) (readTBQueue cinbox) ref (writeChan stoppedChan) (writeChan results)))
       pure ref
   atomically (readTVar (ready s) >>= \k -> check (k == procs))
   t1 <- nowNs
@@ -299,7 +389,10 @@ runChat p = do
 
 measureChat :: Request -> IO Result
 measureChat req = do
-  optionsKnown req []
+  optionsKnown req ["mailbox"]
+  mailbox <- optionText req "mailbox" "bounded"
+  unless (mailbox `elem` ["bounded", "fair", "unbounded"]) $
+    failWith Internal ("option mailbox = " ++ show mailbox ++ " is not bounded, fair or unbounded")
   g <- param req "groups"
   cpg <- param req "clients_per_group"
   dur <- param req "duration_s"
@@ -309,7 +402,7 @@ measureChat req = do
   hist <- param req "history"
   drainS <- param req "drain_timeout_s"
   let seconds x = round (x * 1e9 :: Double)
-      p = ChatParams g cpg (seconds dur) (think * 1000000) (delay * 1000000) (message == ("binary" :: T.Text)) hist (seconds drainS)
+      p = ChatParams g cpg (seconds dur) (think * 1000000) (delay * 1000000) (message == ("binary" :: T.Text)) hist (seconds drainS) mailbox
   o <- runChat p
   rss <- peakRssBytes
   pure

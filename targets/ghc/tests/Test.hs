@@ -8,6 +8,7 @@ import Control.Monad (forM_, unless, when)
 import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
 import Data.Int (Int64)
 import Data.List (isInfixOf)
+import qualified Chat as C
 import Fanin (Counts (..), FaninOutcome (..), Share (..), runFanin)
 import Histogram (bucket)
 import Ring (Outcome (..), runRing)
@@ -49,6 +50,13 @@ main = do
               && messages (sent f) > 0 && exits (sent f) > 0 && receiverAlive f && not (overLimit f) )
     )
     ["bchan", "chan", "tqueue", "tbqueue"]
+  forM_ [(mb, think, delay) | mb <- ["bounded", "fair", "unbounded"], (think, delay) <- [(0, 0), (0, 1000000), (20000000, 0)]] $
+    \(mb, think, delay) -> do
+      c <- C.runChat (C.ChatParams 3 4 200000000 think delay (think > 0) 5 5000000000 mb)
+      let hist = sum (map snd (C.latency c))
+      check counter ("chat " ++ show mb ++ " think " ++ show think ++ " delay " ++ show delay ++ ": received == sent > 0, 12 users, 27 threads, one latency per delivery")
+        ( C.sent c > 0 && C.received c == C.sent c && C.crossGroup c == 0 && C.selfDeliveries c == 0 && C.users c == 12
+            && C.processes c == 27 && hist == C.received c && C.latencyMax c > 0 && C.receivedInWindow c <= C.received c )
   case args of
     [worker] -> do
       let ask = readProcess worker ["+RTS", "-N1", "-RTS"]
