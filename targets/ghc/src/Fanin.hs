@@ -75,16 +75,20 @@ pick [] _ = error "an empty mix"
 -- bounded at 1024). README.md says what each measured.
 data Mailbox = Mailbox {put :: Signal -> IO (), get :: IO Signal}
 
+-- | The bounded queues' room, in signals.
+queueBound :: Int
+queueBound = 1024
+
 newMailbox :: Text -> IO Mailbox
 newMailbox "tqueue" = do
   q <- newTQueueIO
   pure (Mailbox (atomically . writeTQueue q) (atomically (readTQueue q)))
 newMailbox "tbqueue" = do
-  q <- newTBQueueIO 1024
+  q <- newTBQueueIO (fromIntegral queueBound)
   pure (Mailbox (atomically . writeTBQueue q) (atomically (readTBQueue q)))
 newMailbox "bchan" = do
   c <- newChan
-  room <- newQSem 1024
+  room <- newQSem queueBound
   pure (Mailbox (\x -> waitQSem room >> writeChan c x) (readChan c >>= \x -> signalQSem room >> pure x))
 newMailbox "chan" = do
   c <- newChan
@@ -186,6 +190,17 @@ measureFanin req = do
   case [i | (i, s) <- zip [0 :: Int ..] mix, shareKind s == "exit_signal"] of
     (i : _) | not asExceptions -> failWith Unsupported (unsupportedExit ++ " (mix[" ++ show i ++ "].kind = \"exit_signal\")")
     _ -> pure ()
+  -- A bounded queue bounds the payload in flight: refuse up front a run whose
+  -- worst case (a full queue, one signal per sender and one at the receiver,
+  -- all of the largest size, doubled for the copying GC) passes the limit.
+  let largest = maximum (map shareSize mix)
+      inFlight = toInteger (queueBound + senders + 1)
+      worst = inFlight * toInteger largest * 8 * 2
+  when (queue `elem` ["bchan", "tbqueue"] && worst > toInteger limitMb * 1024 * 1024) $
+    failWith Resource $
+      "up to " ++ show (worst `div` (1024 * 1024)) ++ " MiB of payload could be in flight (" ++ show inFlight
+        ++ " signals of up to " ++ show largest ++ " words, doubled for the garbage collector), more than memory_limit_mb = "
+        ++ show limitMb
   o <- runFanin senders durationMs mix share queue (limitMb * 1024 * 1024)
   when (overLimit o) $
     failWith Resource $
