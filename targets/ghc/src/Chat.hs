@@ -100,11 +100,23 @@ data Session = Session
 started :: Session -> IO ()
 started s = atomically (modifyTVar' (ready s) (+ 1))
 
-groupLoop :: Session -> TBQueue Msg -> V.Vector (TBQueue Msg) -> IO ()
+-- | A group's inbox: one queue in arrival order, where each user may have at
+-- most 'groupCredit' messages at a time (its own credit TVar, given back when
+-- the group takes the message). Users never race one another for a shared
+-- place, so none can lose that race for ever.
+type GroupInbox = TQueue (Msg, TVar Int)
+
+groupCredit :: Int
+groupCredit = 4
+
+groupLoop :: Session -> GroupInbox -> V.Vector (TBQueue Msg) -> IO ()
 groupLoop s inbox members = do
   started s
   let loop = do
-        m <- atomically (readTBQueue inbox)
+        m <- atomically $ do
+          (m, credit) <- readTQueue inbox
+          modifyTVar' credit (+ 1)
+          pure m
         atomically (writeTBQueue (members V.! mTo m) m)
         loop
   loop
@@ -112,9 +124,15 @@ groupLoop s inbox members = do
 -- | A user passes its client's messages to the group and the group's
 -- deliveries (kept in the history, a ring of its last `history` messages in
 -- a mutable vector) to its client, one of each at a time.
-userLoop :: Session -> Int -> TBQueue Msg -> TBQueue Msg -> TBQueue Msg -> TBQueue Msg -> IO ()
+userLoop :: Session -> Int -> TBQueue Msg -> TBQueue Msg -> GroupInbox -> TBQueue Msg -> IO ()
 userLoop s keep requests inbox toGroup toClient = do
   started s
+  credit <- newTVarIO groupCredit
+  let toGroupWrite o = do
+        c <- readTVar credit
+        check (c > 0)
+        writeTVar credit (c - 1)
+        writeTQueue toGroup (o, credit)
   atomically (modifyTVar' (usersStarted s) (+ 1))
   hist <- MV.new keep
   nextTurn <- newTurns
@@ -125,7 +143,7 @@ userLoop s keep requests inbox toGroup toClient = do
             fairly
               turn
               (maybe [] (\i -> [writeTBQueue toClient i >> pure PassedIn]) inc ++ [TookIn <$> readTBQueue inbox | null inc])
-              (maybe [] (\o -> [writeTBQueue toGroup o >> pure PassedOut]) out ++ [TookOut <$> readTBQueue requests | null out])
+              (maybe [] (\o -> [toGroupWrite o >> pure PassedOut]) out ++ [TookOut <$> readTBQueue requests | null out])
         case ev of
           PassedOut -> loop Nothing inc next
           PassedIn -> loop out Nothing next
@@ -339,7 +357,7 @@ runChat p = do
       void (forkIO (clientLoop s p g i (InSelect (writeTQueue mailbox . ToSend)) (readTQueue cinbox) ref (writeChan stoppedChan) (writeChan results)))
       pure ref
   else do
-    gin <- newTBQueueIO (fromInteger inboxCapacity)
+    gin <- newTQueueIO
     members <- forM [0 .. perGroup p - 1] $ \_ -> do
       requests <- newTBQueueIO (fromInteger inboxCapacity)
       uinbox <- newTBQueueIO (fromInteger inboxCapacity)
