@@ -1,0 +1,80 @@
+{-# LANGUAGE OverloadedStrings #-}
+-- | The ghc target's own tests (make test): the histogram's bucket function
+-- against msgbench/histogram.py's vectors, a ring's counts, and the worker
+-- answering an unknown option and an unknown workload through the protocol.
+module Main (main) where
+
+import Control.Monad (forM_, unless, when)
+import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
+import Data.Int (Int64)
+import Data.List (isInfixOf)
+import qualified Chat as C
+import Fanin (Counts (..), FaninOutcome (..), Share (..), runFanin)
+import Histogram (bucket)
+import Ring (Outcome (..), runRing)
+import System.Environment (getArgs)
+import System.Exit (exitFailure)
+import System.Process (readProcess)
+
+type Counter = IORef (Int, Int)
+
+check :: Counter -> String -> Bool -> IO ()
+check counter name ok = do
+  modifyIORef' counter (\(p, f) -> if ok then (p + 1, f) else (p, f + 1))
+  unless ok (putStrLn ("FAIL: " ++ name))
+
+-- | v -> index, computed with msgbench/histogram.py's index().
+vectors :: [(Int64, Int)]
+vectors =
+  [ (0, 0), (1, 1), (127, 127), (128, 128), (129, 128), (255, 191), (256, 192), (1000, 317)
+  , (65535, 703), (1000000, 954), (1000000000, 1591), (1099511627776, 2240)
+  , (4611686018427387904, 3648), (-5, 0) ]
+
+main :: IO ()
+main = do
+  args <- getArgs
+  counter <- newIORef (0, 0)
+  mapM_ (\(v, i) -> check counter ("bucket " ++ show v ++ " = " ++ show i ++ ", got " ++ show (bucket v)) (bucket v == i)) vectors
+  o <- runRing 100 7 "BOO!"
+  check counter "ring 100x7: hops" (hops o == 700)
+  check counter "ring 100x7: laps" (laps o == 7)
+  check counter "ring 100x7: links" (links o == 100)
+  o2 <- runRing 2 1 ""
+  check counter "ring 2x1: hops, laps, links" (hops o2 == 2 && laps o2 == 1 && links o2 == 2)
+  let mix = [Share 50 "exit_signal" 10, Share 50 "message" 3]
+  mapM_
+    ( \q -> do
+        f <- runFanin 3 50 mix False q (8 * 1024 * 1024 * 1024)
+        check counter ("fanin " ++ show q ++ ": every message and exit signal received, the receiver alive")
+          ( messages (sent f) == messages (received f) && exits (sent f) == exits (received f)
+              && messages (sent f) > 0 && exits (sent f) > 0 && receiverAlive f && not (overLimit f) )
+    )
+    ["bchan", "chan", "tqueue", "tbqueue"]
+  forM_ [(mb, think, delay) | mb <- ["bounded", "fair", "unbounded"], (think, delay) <- [(0, 0), (0, 1000000), (20000000, 0)]] $
+    \(mb, think, delay) -> do
+      c <- C.runChat (C.ChatParams 3 4 200000000 think delay (think > 0) 5 5000000000 mb)
+      let hist = sum (map snd (C.latency c))
+      check counter ("chat " ++ show mb ++ " think " ++ show think ++ " delay " ++ show delay ++ ": received == sent > 0, 12 users, 27 threads, one latency per delivery")
+        ( C.sent c > 0 && C.received c == C.sent c && C.crossGroup c == 0 && C.selfDeliveries c == 0 && C.users c == 12
+            && C.processes c == 27 && hist == C.received c && C.latencyMax c > 0 && C.receivedInWindow c <= C.received c )
+  case args of
+    [worker] -> do
+      let ask = readProcess worker ["+RTS", "-N1", "-RTS"]
+      out <- ask "{\"workload\":\"ring\",\"variant\":\"default\",\"options\":{\"no_such_option\":1},\"params\":{\"n\":10,\"m\":1,\"payload\":\"x\"},\"repetition\":1,\"warmup\":false}\n"
+      check counter "an unknown option is an internal error naming it"
+        ("\"kind\":\"internal\"" `isInfixOf` out && "no_such_option" `isInfixOf` out && "\"type\":\"hello\"" `isInfixOf` out)
+      out2 <- ask "{\"workload\":\"telepathy\",\"variant\":\"default\",\"options\":{},\"params\":{},\"repetition\":1,\"warmup\":false}\n"
+      check counter "an unknown workload is unsupported" ("\"kind\":\"unsupported\"" `isInfixOf` out2)
+      out3 <- ask "{\"workload\":\"ring\",\"variant\":\"default\",\"options\":{},\"params\":{\"n\":50,\"m\":3,\"payload\":\"x\"},\"repetition\":1,\"warmup\":false}\n"
+      check counter "a ring through the protocol reports its counts"
+        ("\"hops\":150" `isInfixOf` out3 && "\"links\":50" `isInfixOf` out3 && "\"pass_wall_ns\"" `isInfixOf` out3)
+      forM_ ["echo", "flow"] $ \mode -> do
+        out4 <- ask ("{\"workload\":\"socket\",\"variant\":\"default\",\"options\":{},\"params\":{\"mode\":\"" ++ mode
+          ++ "\",\"size\":100,\"total_bytes\":10000,\"sockets\":3,\"data\":\"binary\",\"placement\":\"local\",\"check_content\":1,\"port\":0},\"repetition\":1,\"warmup\":false}\n")
+        check counter ("socket " ++ mode ++ ": 3 sockets of 100 messages, every byte back")
+          ("\"messages_received\":300" `isInfixOf` out4 && "\"messages_sent\":300" `isInfixOf` out4
+            && "\"bytes_received\":30000" `isInfixOf` out4 && "\"content_mismatches\":0" `isInfixOf` out4)
+    _ -> putStrLn "no worker binary given: protocol tests skipped"
+  (passed, failed) <- readIORef counter
+  putStrLn (show passed ++ " passed, " ++ show failed ++ " failed")
+  when (failed > 0) exitFailure
