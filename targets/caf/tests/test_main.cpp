@@ -1,0 +1,83 @@
+// Unit tests of the caf worker: the histogram's bucket vectors, a small ring's
+// counts, and the options reader. Prints "N passed, N failed".
+#include <cstdio>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "common.hpp"
+#include "histogram.hpp"
+#include "workloads.hpp"
+
+namespace {
+
+int passed = 0;
+int failed = 0;
+
+void check(bool ok, const std::string& what) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+  }
+}
+
+// The vectors of tests/test_histogram.py (msgbench/histogram.py).
+void test_histogram_vectors() {
+  const std::pair<uint64_t, int64_t> vectors[] = {
+      {0, 0},
+      {1, 1},
+      {127, 127},
+      {128, 128},
+      {129, 128},
+      {255, 191},
+      {256, 192},
+      {1000, 317},
+      {65535, 703},
+      {1000000, 954},
+      {1000000000, 1591},
+      {1ULL << 40, 2240},
+      {1ULL << 62, 3648},
+  };
+  for (const auto& [value, bucket] : vectors)
+    check(msgbench::histogram_bucket(value) == bucket,
+          "bucket(" + std::to_string(value) + ") == " + std::to_string(bucket));
+}
+
+void test_ring_counts(int64_t max_threads) {
+  caf::actor_system_config cfg;
+  msgbench::apply_options({{"max_threads", max_threads}}, cfg);
+  auto result =
+      msgbench::run_ring({{"n", 50}, {"m", 7}, {"payload", "BOO!"}}, cfg);
+  const std::string label =
+      " (max_threads " + std::to_string(max_threads) + ")";
+  check(result["verify"]["hops"] == 350, "ring hops == n * m" + label);
+  check(result["verify"]["laps"] == 7, "ring laps == m" + label);
+  check(result["verify"]["links"] == 50, "ring links == n" + label);
+  check(result["measured"]["pass_wall_ns"].get<int64_t>() > 0,
+        "ring pass_wall_ns > 0" + label);
+}
+
+void test_unknown_option_is_internal() {
+  caf::actor_system_config cfg;
+  try {
+    msgbench::apply_options({{"no_such_option", 1}}, cfg);
+    check(false, "an unknown option throws");
+  } catch (const msgbench::worker_error& e) {
+    check(e.kind() == "internal", "an unknown option is internal");
+    check(std::string(e.what()).find("no_such_option") != std::string::npos,
+          "the error names the option");
+  }
+}
+
+} // namespace
+
+int main() {
+  test_histogram_vectors();
+  test_ring_counts(1);
+  test_ring_counts(4);
+  test_unknown_option_is_internal();
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
