@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <caf/atom.hpp>
 #include <caf/config.hpp>
 
@@ -50,7 +52,11 @@ int64_t peak_rss_bytes() {
 }
 
 int64_t rss_bytes() {
-  return status_kib("VmRSS:") * 1024;
+  // /proc/self/statm: size resident ... in pages; cheaper than status to poll.
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
 }
 
 std::string runtime_version() {
@@ -59,9 +65,11 @@ std::string runtime_version() {
          + std::to_string(CAF_PATCH_VERSION);
 }
 
-void apply_options(const json& options, caf::actor_system_config& cfg) {
+worker_options apply_options(const json& options,
+                             caf::actor_system_config& cfg) {
+  worker_options out;
   if (options.is_null())
-    return;
+    return out;
   for (const auto& [key, value] : options.items()) {
     if (key == "max_threads" || key == "max_throughput") {
       if (!value.is_number_integer() || value.get<int64_t>() < 1)
@@ -78,12 +86,20 @@ void apply_options(const json& options, caf::actor_system_config& cfg) {
                                            + value.dump());
       cfg.set("scheduler.policy",
               caf::atom_from_string(value.get<std::string>()));
+    } else if (key == "exit_signals") {
+      if (!value.is_boolean())
+        throw worker_error("internal",
+                           "option exit_signals must be a boolean, not "
+                               + value.dump());
+      out.exit_signals = value.get<bool>();
     } else {
-      throw worker_error("internal", "unknown option " + key
-                                         + " (this worker knows max_threads, "
-                                           "max_throughput, policy)");
+      throw worker_error("internal",
+                         "unknown option " + key
+                             + " (this worker knows max_threads, "
+                               "max_throughput, policy, exit_signals)");
     }
   }
+  return out;
 }
 
 int64_t int_param(const json& params, const char* name) {

@@ -41,11 +41,19 @@ int64_t rss_bytes();
 // The runtime's version, as the hello line says it.
 std::string runtime_version();
 
+// What the variant's options ask of the workloads themselves.
+struct worker_options {
+  // fanin: carry exit signals as CAF exit messages (send_exit, trapped with
+  // set_exit_handler); without it a mix with exit signals is unsupported.
+  bool exit_signals = false;
+};
+
 // Applies the variant's options to CAF's configuration: max_threads
 // (scheduler.max-threads), max_throughput (scheduler.max-throughput) and policy
-// (scheduler.policy: "stealing" or "sharing"). Any other key is an internal
-// error naming it.
-void apply_options(const json& options, caf::actor_system_config& cfg);
+// (scheduler.policy: "stealing" or "sharing"); returns the workloads' own
+// (exit_signals). Any other key is an internal error naming it.
+worker_options apply_options(const json& options,
+                             caf::actor_system_config& cfg);
 
 // params[name] as an integer / string, with the name in the error when it is
 // missing.

@@ -3,10 +3,6 @@
 
 namespace msgbench {
 
-json run_fanin(const json&, caf::actor_system_config&) {
-  throw worker_error("unsupported",
-                     "fanin is not implemented by the caf worker yet");
-}
 json run_chat(const json&, caf::actor_system_config&) {
   throw worker_error("unsupported",
                      "chat is not implemented by the caf worker yet");

@@ -31,14 +31,15 @@ int work(const std::string& request_line) {
        {"variant", variant}});
   try {
     caf::actor_system_config cfg;
-    apply_options(request.value("options", json::object()), cfg);
+    const worker_options opts =
+        apply_options(request.value("options", json::object()), cfg);
     const std::string workload = request.value("workload", "");
     const json params = request.value("params", json::object());
     json result;
     if (workload == "ring")
       result = run_ring(params, cfg);
     else if (workload == "fanin")
-      result = run_fanin(params, cfg);
+      result = run_fanin(params, cfg, opts.exit_signals);
     else if (workload == "chat")
       result = run_chat(params, cfg);
     else if (workload == "socket")

@@ -59,6 +59,37 @@ void test_ring_counts(int64_t max_threads) {
         "ring pass_wall_ns > 0" + label);
 }
 
+msgbench::json fanin_params(int64_t senders) {
+  return {{"senders", senders},
+          {"duration_ms", 50},
+          {"mix",
+           {{{"percent", 50}, {"kind", "exit_signal"}, {"size", 10}},
+            {{"percent", 50}, {"kind", "message"}, {"size", 10}}}},
+          {"method", "msgbench"},
+          {"memory_limit_mb", 8192}};
+}
+
+// Exit signals through send_exit / set_exit_handler: every one counted, the
+// receiver alive; without the option the mix is unsupported.
+void test_fanin_exit_signals() {
+  caf::actor_system_config cfg;
+  auto result = msgbench::run_fanin(fanin_params(3), cfg, true);
+  const auto& v = result["verify"];
+  check(v["sent_exit_signal"].get<int64_t>() > 0, "fanin sent exit signals");
+  check(v["sent_message"].get<int64_t>() > 0, "fanin sent messages");
+  check(v["received_exit_signal"] == v["sent_exit_signal"],
+        "fanin received every exit signal");
+  check(v["received_message"] == v["sent_message"],
+        "fanin received every message");
+  caf::actor_system_config plain;
+  try {
+    msgbench::run_fanin(fanin_params(1), plain, false);
+    check(false, "fanin exit signals without the option throw");
+  } catch (const msgbench::worker_error& e) {
+    check(e.kind() == "unsupported", "fanin exit signals are unsupported");
+  }
+}
+
 void test_unknown_option_is_internal() {
   caf::actor_system_config cfg;
   try {
@@ -77,6 +108,7 @@ int main() {
   test_histogram_vectors();
   test_ring_counts(1);
   test_ring_counts(4);
+  test_fanin_exit_signals();
   test_unknown_option_is_internal();
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
