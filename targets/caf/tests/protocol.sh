@@ -20,5 +20,7 @@ expect "ring" '{"workload":"ring","variant":"default","options":{},"params":{"n"
 expect "ring, one thread" '{"workload":"ring","variant":"single_thread","options":{"max_threads":1},"params":{"n":100,"m":5,"payload":"BOO!"},"repetition":1,"warmup":false}' '"laps":5'
 expect "unknown option" '{"workload":"ring","variant":"default","options":{"no_such_option":1},"params":{"n":10,"m":1,"payload":""},"repetition":1,"warmup":false}' '"kind":"internal".*no_such_option'
 expect "unknown workload" '{"workload":"teleport","variant":"default","options":{},"params":{},"repetition":1,"warmup":false}' '"kind":"unsupported"'
+expect "socket echo" '{"workload":"socket","variant":"default","options":{},"params":{"mode":"echo","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1,"warmup":false}' '"messages_received":200,"messages_sent":200'
+expect "socket flow" '{"workload":"socket","variant":"default","options":{},"params":{"mode":"flow","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1,"warmup":false}' '"bytes_received":20000,"bytes_sent":20000'
 echo "protocol: $passed passed, $failed failed"
 [ $failed -eq 0 ]
