@@ -90,6 +90,32 @@ void test_fanin_exit_signals() {
   }
 }
 
+void test_chat_counts(const std::string& message, int64_t think_ms) {
+  caf::actor_system_config cfg;
+  auto result = msgbench::run_chat({{"groups", 3},
+                                    {"clients_per_group", 4},
+                                    {"duration_s", 0.1},
+                                    {"think_ms", think_ms},
+                                    {"listener_delay_ms", 0},
+                                    {"message", message},
+                                    {"history", 5},
+                                    {"drain_timeout_s", 10}},
+                                   cfg);
+  const auto& v = result["verify"];
+  const std::string label =
+      " (" + message + ", think " + std::to_string(think_ms) + ")";
+  check(v["sent"].get<int64_t>() > 0, "chat sent" + label);
+  check(v["received"] == v["sent"], "chat received == sent" + label);
+  check(v["cross_group"] == 0, "chat cross_group == 0" + label);
+  check(v["self_deliveries"] == 0, "chat self_deliveries == 0" + label);
+  check(v["users"] == 12, "chat users == 12" + label);
+  int64_t counted = 0;
+  for (const auto& pair : result["histograms"]["latency_ns"])
+    counted += pair[1].get<int64_t>();
+  check(counted == v["received"].get<int64_t>(),
+        "chat latency histogram counts every delivery" + label);
+}
+
 void test_unknown_option_is_internal() {
   caf::actor_system_config cfg;
   try {
@@ -109,6 +135,8 @@ int main() {
   test_ring_counts(1);
   test_ring_counts(4);
   test_fanin_exit_signals();
+  test_chat_counts("text", 0);
+  test_chat_counts("binary", 10);
   test_unknown_option_is_internal();
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
