@@ -76,9 +76,11 @@ worker_options apply_options(const json& options,
         throw worker_error("internal", "option " + key
                                            + " must be a positive integer, not "
                                            + value.dump());
-      const char* name = key == "max_threads" ? "scheduler.max-threads"
-                                              : "scheduler.max-throughput";
-      cfg.set(name, static_cast<size_t>(value.get<int64_t>()));
+      const int64_t n = value.get<int64_t>(); // a config_value integer
+      if (key == "max_threads")
+        cfg.set("scheduler.max-threads", n);
+      else
+        cfg.set("scheduler.max-throughput", n);
     } else if (key == "policy") {
       if (!value.is_string() || (value != "stealing" && value != "sharing"))
         throw worker_error("internal", "option policy must be \"stealing\" or "

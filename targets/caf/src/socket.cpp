@@ -252,6 +252,7 @@ public:
     if (cwd != nullptr && *cwd != '\0')
       posix_spawn_file_actions_addchdir_np(&actions, cwd);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (auto& a : argv)
       args.push_back(a.data());
     args.push_back(nullptr);
