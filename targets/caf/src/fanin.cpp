@@ -102,31 +102,34 @@ class sender : public caf::event_based_actor {
 public:
   sender(caf::actor_config& cfg, caf::actor target,
          const std::vector<choice>* table, const std::atomic<bool>* stop,
-         reports* out, uint64_t seed)
+         reports* out, uint64_t seed, int64_t sends_per_go)
       : caf::event_based_actor(cfg),
         target_(std::move(target)),
         table_(table),
         stop_(stop),
         out_(out),
-        rng_(seed) {}
+        rng_(seed),
+        sends_per_go_(sends_per_go) {}
 
   caf::behavior make_behavior() override {
     return {
         [this](go_atom) {
-          const choice& c = pick();
-          if (c.k == message_kind) {
-            send(target_, signal_atom::value, c.words); // a copy per send
-          } else {
-            send_exit(target_, caf::error(1, caf::atom("fanin"),
-                                          caf::make_message(c.words)));
-          }
-          ++sent_.n[c.k];
-          if (stop_->load(std::memory_order_relaxed)) {
-            send(target_, done_atom::value);
-            out_->add(sent_);
-            target_ = nullptr;
-            quit();
-            return;
+          for (int64_t i = 0; i < sends_per_go_; ++i) {
+            const choice& c = pick();
+            if (c.k == message_kind) {
+              send(target_, signal_atom::value, c.words); // a copy per send
+            } else {
+              send_exit(target_, caf::error(1, caf::atom("fanin"),
+                                            caf::make_message(c.words)));
+            }
+            ++sent_.n[c.k];
+            if (stop_->load(std::memory_order_relaxed)) {
+              send(target_, done_atom::value);
+              out_->add(sent_);
+              target_ = nullptr;
+              quit();
+              return;
+            }
           }
           send(this, go_atom::value);
         },
@@ -148,6 +151,7 @@ private:
   const std::atomic<bool>* stop_;
   reports* out_;
   std::mt19937_64 rng_;
+  int64_t sends_per_go_;
   std::uniform_real_distribution<double> uniform_{0.0, 1.0};
   counts sent_;
 };
@@ -177,13 +181,13 @@ std::vector<choice> make_table(const json& mix) {
 } // namespace
 
 json run_fanin(const json& params, caf::actor_system_config& cfg,
-               bool exit_signals) {
+               const worker_options& opts) {
   const int64_t senders = int_param(params, "senders");
   const int64_t duration_ms = int_param(params, "duration_ms");
   const int64_t limit_bytes = int_param(params, "memory_limit_mb") << 20;
   const std::vector<choice> table = make_table(params.at("mix"));
   for (size_t i = 0; i < table.size(); ++i)
-    if (table[i].k == exit_kind && !exit_signals)
+    if (table[i].k == exit_kind && !opts.exit_signals)
       throw worker_error(
           "unsupported",
           "exit signals are an Erlang notion (mix[" + std::to_string(i)
@@ -204,9 +208,10 @@ json run_fanin(const json& params, caf::actor_system_config& cfg,
   std::vector<caf::actor> all;
   all.reserve(static_cast<size_t>(senders));
   for (int64_t i = 0; i < senders; ++i)
-    all.push_back(sys.spawn<sender>(target, &table, &stop, &out,
-                                    (static_cast<uint64_t>(entropy()) << 32)
-                                        ^ entropy()));
+    all.push_back(
+        sys.spawn<sender>(target, &table, &stop, &out,
+                          (static_cast<uint64_t>(entropy()) << 32) ^ entropy(),
+                          opts.sends_per_go));
 
   const int64_t start_cpu = cpu_ns();
   const int64_t start = now_ns();

@@ -39,7 +39,7 @@ int work(const std::string& request_line) {
     if (workload == "ring")
       result = run_ring(params, cfg);
     else if (workload == "fanin")
-      result = run_fanin(params, cfg, opts.exit_signals);
+      result = run_fanin(params, cfg, opts);
     else if (workload == "chat")
       result = run_chat(params, cfg);
     else if (workload == "socket")

@@ -10,7 +10,7 @@ namespace msgbench {
 
 json run_ring(const json& params, caf::actor_system_config& cfg);
 json run_fanin(const json& params, caf::actor_system_config& cfg,
-               bool exit_signals);
+               const worker_options& opts);
 json run_chat(const json& params, caf::actor_system_config& cfg);
 // The socket client (the worker) and its server half (--serve); `request_line`
 // is the request as read, which the worker hands to its server.

@@ -71,9 +71,12 @@ msgbench::json fanin_params(int64_t senders) {
 
 // Exit signals through send_exit / set_exit_handler: every one counted, the
 // receiver alive; without the option the mix is unsupported.
-void test_fanin_exit_signals() {
+void test_fanin_exit_signals(int64_t sends_per_go) {
   caf::actor_system_config cfg;
-  auto result = msgbench::run_fanin(fanin_params(3), cfg, true);
+  msgbench::worker_options with_exits;
+  with_exits.exit_signals = true;
+  with_exits.sends_per_go = sends_per_go;
+  auto result = msgbench::run_fanin(fanin_params(3), cfg, with_exits);
   const auto& v = result["verify"];
   check(v["sent_exit_signal"].get<int64_t>() > 0, "fanin sent exit signals");
   check(v["sent_message"].get<int64_t>() > 0, "fanin sent messages");
@@ -83,7 +86,7 @@ void test_fanin_exit_signals() {
         "fanin received every message");
   caf::actor_system_config plain;
   try {
-    msgbench::run_fanin(fanin_params(1), plain, false);
+    msgbench::run_fanin(fanin_params(1), plain, {});
     check(false, "fanin exit signals without the option throw");
   } catch (const msgbench::worker_error& e) {
     check(e.kind() == "unsupported", "fanin exit signals are unsupported");
@@ -134,7 +137,8 @@ int main() {
   test_histogram_vectors();
   test_ring_counts(1);
   test_ring_counts(4);
-  test_fanin_exit_signals();
+  test_fanin_exit_signals(1);
+  test_fanin_exit_signals(64);
   test_chat_counts("text", 0);
   test_chat_counts("binary", 10);
   test_unknown_option_is_internal();
