@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, workloads
+from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, trend, workloads
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
 from msgbench.points import target_label
@@ -112,8 +112,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--netem", metavar="OPTIONS",
                    help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit'")
 
-    p = command("history", cmd_history, "the runs in the store, newest first")
-    p.add_argument("--limit", type=int, default=20)
+    p = command("history", cmd_history, "the runs in the store, newest first; with --trend, a metric over "
+                                        "the runs in time order, step changes marked")
+    p.add_argument("--limit", type=int, default=20, help="runs to list (default 20)")
+    p.add_argument("--trend", metavar="WORKLOAD", help="a workload's metric over the stored runs, per point")
+    p.add_argument("--target", help="with --trend: only this target")
+    p.add_argument("--metric", help="with --trend: the metric (default: the workload's primary metric)")
     p = command("show", cmd_show, "one run's summary")
     p.add_argument("run", help="run id, unique prefix, or 'latest'")
     p.add_argument("--format", choices=VIEWS, default="table",
@@ -381,12 +385,34 @@ def _print_table(run: dict) -> None:
 
 def cmd_history(args) -> int:
     store = _store(args)
+    if args.trend:
+        return _print_trend(store, args)
+    if args.target or args.metric:
+        raise UsageError("--target and --metric go with --trend WORKLOAD")
     rows = [[r["id"], r["created_at"], r["status"], r["suite"] or "", str(r["measured"]),
              r["command"][:70]] for r in store.runs(args.limit)]
     if not rows:
         print(f"no runs in {store.path} yet: try `msgbench run --suite quick`")
         return EXIT_OK
     print(tables.render(["run", "started", "status", "suite", "measured", "command"], rows))
+    return EXIT_OK
+
+
+def _print_trend(store, args) -> int:
+    spec.workload(args.trend)  # an unknown workload is named with the known ones
+    found = trend.trend(store, args.trend, args.target, args.metric)
+    if not found:
+        print(f"no stored run measured {args.trend}" + (f" on {args.target}" if args.target else ""))
+        return EXIT_OK
+    for series in found:
+        print(f"{series.workload} {series.scenario} {series.label} {series.point}: {series.metric} "
+              f"({series.better} is better)")
+        rows = []
+        for e in series.entries:
+            change = "" if e.change is None else f"{e.change:+.1%}"
+            mark = "" if e.p_value is None else (f"step (p = {e.p_value:.3f})" if e.step else f"p = {e.p_value:.2f}")
+            rows.append([e.run_id, e.started, tables.human(e.median), str(len(e.values)), change, mark])
+        print(tables.render(["run", "started", "median", "n", "change", "vs previous"], rows) + "\n")
     return EXIT_OK
 
 
