@@ -46,12 +46,27 @@ def _summarize_point(group: list[dict]) -> dict:
     computed = {name: stats.summarize([m["metrics"][name] for m in ok if name in m["metrics"]])
                 for name in names}
     summary["metrics"] = {name: s.as_dict() for name, s in computed.items()}
+    summary["warnings"] += _competition_warnings(ok)
     wl = spec.workloads().get(first["workload"])
     if wl and wl.primary_metric in computed:
         summary["warnings"] += stats.warnings_for(wl.primary_metric, computed[wl.primary_metric])
     if wl:
         summary["warnings"] += _threshold_warnings(wl, computed)
     return summary
+
+
+# Other work taking more than this share of the machine's CPU during a repetition makes
+# its figures suspect: the measurement competed for the cores it was timing.
+BUSY_MACHINE_SHARE = 0.2
+
+
+def _competition_warnings(ok: list[dict]) -> list[str]:
+    shares = [share for m in ok if (share := (m.get("worker") or {}).get("other_cpu_share")) is not None]
+    busy = [s for s in shares if s > BUSY_MACHINE_SHARE]
+    if not busy:
+        return []
+    return [f"other work on the machine took up to {max(busy):.0%} of its CPU during {len(busy)} of "
+            f"{len(ok)} repetitions: those figures competed for the cores they time"]
 
 
 def _threshold_warnings(wl: spec.Workload, computed: dict) -> list[str]:

@@ -7,6 +7,7 @@ ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
 import os
+import resource
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -263,6 +264,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
     def run_once(params: dict) -> Outcome:
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
+        machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
         outcome = run_worker(
             job.target.argv(job.variant, job.process_limit),
             cwd=job.target.folder,
@@ -271,6 +273,9 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             request=job.target.request(wl.name, job.variant, params, repetition, warmup),
             target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
         )
+        outcome.other_cpu_share = _other_cpu_share(
+            outcome, machine_before, harness_before,
+            None if broker_cpu_before is None else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
         died = brokers.died(needs)
         if died:
             outcome.status, outcome.error = "failed", died
@@ -296,6 +301,24 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
     progress.done(outcome.status, outcome.error)
     if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
+
+
+def _harness_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _other_cpu_share(outcome: Outcome, machine_before: float | None, harness_before: float,
+                     broker_s: float | None) -> float | None:
+    """The share of the machine's CPU that work other than the measurement took while the
+    worker ran: all cores' busy time, less the worker's (its peer and helpers included),
+    the harness's and the broker's. Where a measurement competed with something else
+    running, its figures say less (results.py warns)."""
+    machine_after = sysinfo.machine_busy_s()
+    if machine_before is None or machine_after is None or outcome.cpu_s is None or outcome.wall_s <= 0:
+        return None
+    others = (machine_after - machine_before) - outcome.cpu_s - (_harness_cpu_s() - harness_before) - (broker_s or 0)
+    return max(0.0, others) / (outcome.wall_s * (os.cpu_count() or 1))
 
 
 def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: Outcome) -> None:

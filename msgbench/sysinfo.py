@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 from msgbench import __version__, procs
 from msgbench.paths import REPO_ROOT
@@ -79,7 +80,26 @@ def collect(runtimes: dict[str, str]) -> dict:
         "git_revision": git_revision(),
         "runtimes": runtimes,
         "argv": sys.argv,
+        "cpu_governor": cpu_governor(),
+        "load_average": load_average(),
     }
+
+
+def cpu_governor() -> str:
+    """The CPU frequency governor (performance, powersave, ...): a powersave core times
+    differently from one pinned at its top speed. 'not exposed' in most VMs."""
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text().strip()
+    except OSError:
+        return "not exposed"
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages when the run started."""
+    try:
+        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
 
 
 class CommandHung(RuntimeError):
@@ -127,6 +147,21 @@ def _stop_session(proc: subprocess.Popen) -> None:
         proc.wait()
     for stream in (proc.stdout, proc.stderr):
         stream.close()
+
+
+def machine_busy_s() -> float | None:
+    """CPU seconds every core has spent busy since boot (/proc/stat: user, nice, system,
+    irq, softirq, steal), or None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(v) for v in fields[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def first_line_of(argv: list[str], cwd=None, env: dict | None = None) -> str:

@@ -33,6 +33,8 @@ class Outcome:
     hello: dict | None = None
     wall_s: float = 0.0
     max_rss_bytes: int | None = None
+    cpu_s: float | None = None  # the worker's CPU time and its reaped descendants' (rusage)
+    other_cpu_share: float | None = None  # what other work on the machine took meanwhile (runner)
     exit_code: int | None = None
     stderr_tail: str = ""
     pgid: int | None = None  # the worker's process group, gone once run_worker returns
@@ -40,6 +42,10 @@ class Outcome:
     def worker_info(self) -> dict:
         """The worker process, and the raw facts it reported (so metrics can be derived again)."""
         info = {"wall_s": round(self.wall_s, 4), "max_rss_bytes": self.max_rss_bytes, "exit_code": self.exit_code}
+        if self.cpu_s is not None:
+            info["cpu_s"] = round(self.cpu_s, 4)
+        if self.other_cpu_share is not None:
+            info["other_cpu_share"] = round(self.other_cpu_share, 3)
         if self.measured is not None:
             info["measured"] = self.measured
         if self.histograms:
@@ -144,7 +150,7 @@ def run_worker(
         return Outcome(status="error", error=report["error"], wall_s=time.monotonic() - started)
     outcome = Outcome(
         status="error", hello=protocol.hello, wall_s=time.monotonic() - started,
-        max_rss_bytes=report.get("max_rss_bytes"), exit_code=report.get("exit_code"),
+        max_rss_bytes=report.get("max_rss_bytes"), cpu_s=report.get("cpu_s"), exit_code=report.get("exit_code"),
         stderr_tail=stderr[-STDERR_KEEP_BYTES:].decode("utf-8", errors="replace"), pgid=proc.pid,
     )
     _judge(outcome, protocol, timed_out, time_limit_s)
