@@ -91,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--method", choices=["msgbench", "otp"], help="fanin: how throughput is computed")
     p.add_argument("--repeat", type=int, help="measured repetitions per point (default 5; suites set their own)")
     p.add_argument("--warmup", type=int, help="discarded warm-up repetitions per point (default 1)")
+    p.add_argument("--precision", type=_percent, metavar="PERCENT",
+                   help="add repetitions (interleaved) until each point's primary metric is known within "
+                        "this, e.g. 2%% (95%% confidence interval of the mean); points that do not get there "
+                        "are said")
+    p.add_argument("--max-repeat", type=int, default=30, metavar="N",
+                   help="with --precision: at most N repetitions per point (default 30)")
     p.add_argument("--timeout", type=_positive_seconds,
                    help=f"time limit per worker in s (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--format", choices=VIEWS, default="table",
@@ -283,6 +289,12 @@ def cmd_run(args) -> int:
                     strict_targets=bool(target_names) and not args.reference,
                     builds=builds.expand(declared))
     plan.notes = notes + plan.notes
+    if args.precision is not None:
+        if args.precision <= 0:
+            raise UsageError("--precision must be above 0%, e.g. 2%")
+        if args.max_repeat < repeat:
+            raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
+        plan.precision, plan.max_repeat = args.precision, args.max_repeat
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
     plan.check_placement(strict=not args.suite)
     for skipped in plan.skipped:

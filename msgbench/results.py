@@ -4,6 +4,7 @@ This is the one shape every output is drawn from (terminal tables, JSON, CSV,
 Markdown, the HTML report and the results page); docs/results-format.md describes it.
 """
 
+import statistics
 from collections import defaultdict
 
 from msgbench import spec, stats
@@ -13,15 +14,16 @@ FORMAT_NAME = "msgbench-results"
 FORMAT_VERSION = 1
 
 
-def summarize_run(measurements: list[dict]) -> list[dict]:
+def summarize_run(measurements: list[dict], precision: float | None = None) -> list[dict]:
+    """One summary per point; precision: the run's --precision, whose misses are said."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for m in measurements:
         if not m["warmup"]:
             groups[point_key(m)].append(m)
-    return [_summarize_point(group) for group in groups.values()]
+    return [_summarize_point(group, precision) for group in groups.values()]
 
 
-def _summarize_point(group: list[dict]) -> dict:
+def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
     first = group[0]
     ok = [m for m in group if m["status"] == "ok"]
     summary = {
@@ -48,11 +50,35 @@ def _summarize_point(group: list[dict]) -> dict:
     summary["metrics"] = {name: s.as_dict() for name, s in computed.items()}
     summary["warnings"] += _competition_warnings(ok)
     wl = spec.workloads().get(first["workload"])
+    summary["warnings"] += _short_run_warnings(wl, ok)
     if wl and wl.primary_metric in computed:
         summary["warnings"] += stats.warnings_for(wl.primary_metric, computed[wl.primary_metric])
+        values = [m["metrics"][wl.primary_metric] for m in ok if wl.primary_metric in m["metrics"]]
+        reached = stats.relative_precision(values)
+        if precision is not None and reached > precision:
+            summary["warnings"].append(
+                f"{wl.primary_metric}: did not converge: ±{reached:.1%} after {len(values)} repetitions, "
+                f"asked ±{precision:.1%} (raise --max-repeat, or quiet the machine)")
     if wl:
         summary["warnings"] += _threshold_warnings(wl, computed)
     return summary
+
+
+# A timed section shorter than this is at the mercy of a scheduler tick, a page fault or
+# a timer's resolution (pyperf's and hyperfine's minimums are of this order).
+MIN_TIMED_NS = 50_000_000
+
+
+def _short_run_warnings(wl, ok: list[dict]) -> list[str]:
+    """The point's timed section (the spec's "timed" raw fact), when it is too short."""
+    if not wl or not wl.timed:
+        return []
+    times = [t for m in ok if isinstance(t := ((m.get("worker") or {}).get("measured") or {}).get(wl.timed),
+                                         (int, float))]
+    if not times or statistics.median(times) >= MIN_TIMED_NS:
+        return []
+    return [f"{wl.timed}: the timed section lasted {statistics.median(times) / 1e6:.3g} ms (median), under "
+            f"{MIN_TIMED_NS / 1e6:g} ms: too short to be stable; give the point more work"]
 
 
 # Other work taking more than this share of the machine's CPU during a repetition makes
@@ -90,7 +116,7 @@ def run_document(store, run_ids: list[str]) -> dict:
             "notes": run["notes"], "metadata": run["metadata"],
             "imported_from": run.get("imported_from"),
             "measurements": [_public(m) for m in measurements],
-            "summary": summarize_run(measurements),
+            "summary": summarize_run(measurements, (run["metadata"].get("precision") or {}).get("target")),
             "logs": store.logs(run_id),
         })
     return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "runs": runs}

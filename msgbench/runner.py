@@ -12,7 +12,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, interrupts, placement, procs, services, spec, sysinfo, targets, workloads
+from msgbench import expr, interrupts, placement, procs, services, spec, stats, sysinfo, targets, workloads
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -40,6 +40,8 @@ class Job:
     timeout_s: float
     process_limit: int
     stopped: str | None = None  # why the remaining repetitions are skipped
+    primary: list[float] = field(default_factory=list)  # the primary metric of each ok repetition
+    extra: int = 0  # repetitions added beyond repeat to reach the run's precision
 
     @property
     def label(self) -> str:
@@ -52,6 +54,8 @@ class Plan:
     jobs: list[Job]
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    precision: float | None = None  # --precision: add repetitions until the 95% CI is this narrow
+    max_repeat: int = 30  # ... but never more repetitions than this per point
     remote: str | None = None  # user@host for placement=remote; None: a namespace here
     remote_dir: str | None = None
     netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
@@ -219,6 +223,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     metadata["harness"] = procs.harness_identity()  # so a later start can tell if this run was abandoned
     command = command or shlex.join(["msgbench", *sys.argv[1:]])
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
+    if plan.precision is not None:
+        metadata["precision"] = {"target": plan.precision, "max_repeat": plan.max_repeat}
     run_id = store.start_run(command, suite, metadata, notes)
     progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
     status = "complete"
@@ -236,6 +242,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
                         _measure(job, round_index, run_id, store, progress, peers, brokers)
                     elif round_index < job.warmup + job.repeat:
                         progress.skip()
+            _until_precise(plan, run_id, store, progress, peers, brokers)
     except KeyboardInterrupt:
         status = "interrupted"
     except placement.PlacementError as exc:
@@ -251,11 +258,29 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     return run_id, status
 
 
+def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
+                   peers: placement.Peers, brokers: services.Services) -> None:
+    """More rounds, still interleaved, for the points whose primary metric is not yet
+    known to plan.precision (95% CI of the mean), up to plan.max_repeat repetitions."""
+    if plan.precision is None:
+        return
+    while True:
+        wanting = [j for j in plan.jobs if not j.stopped and j.repeat + j.extra < plan.max_repeat
+                   and stats.relative_precision(j.primary) > plan.precision]
+        if not wanting:
+            return
+        progress.total += len(wanting)
+        for job in wanting:
+            job.extra += 1
+            _measure(job, job.warmup + job.repeat + job.extra - 1, run_id, store, progress, peers, brokers)
+
+
 def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
              peers: placement.Peers, brokers: services.Services) -> None:
     warmup = round_index < job.warmup
     repetition = round_index + 1 if warmup else round_index - job.warmup + 1
-    progress.start(job.label + (" warm-up" if warmup else f" rep {repetition}/{job.repeat}"))
+    planned = job.repeat + job.extra
+    progress.start(job.label + (" warm-up" if warmup else f" rep {repetition}/{planned}"))
     started_at = now_iso()
     wl = spec.workload(job.scenario.workload)
 
@@ -299,6 +324,8 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         raise
     _store(store, run_id, job, repetition, warmup, outcome, started_at)
     progress.done(outcome.status, outcome.error)
+    if not warmup and outcome.status == "ok" and wl.primary_metric in outcome.metrics:
+        job.primary.append(outcome.metrics[wl.primary_metric])
     if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
 

@@ -38,6 +38,7 @@ class Workload:
     requires: list = field(default_factory=list)
     measured: dict = field(default_factory=dict)  # raw facts a worker reports: name -> {description, list?, optional?}
     histograms: dict = field(default_factory=dict)
+    timed: str | None = None  # the raw fact (ns) that times the primary metric: too short is unstable
     raw: dict = field(default_factory=dict, repr=False)
 
     def metric_better(self, metric: str) -> str:
@@ -65,6 +66,7 @@ def workloads() -> dict[str, Workload]:
             requires=raw.get("requires", []),
             measured=raw.get("measured", {}),
             histograms=raw.get("histograms", {}),
+            timed=raw.get("timed"),
             raw=raw,
         )
     return found

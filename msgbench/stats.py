@@ -59,6 +59,15 @@ def summarize(values: list[float]) -> Summary:
     )
 
 
+def relative_precision(values: list[float]) -> float:
+    """Half the 95% confidence interval of the mean, relative to the mean: 0.02 means the
+    mean is known within ±2%. Infinite for fewer than two values or a zero mean."""
+    if len(values) < 2:
+        return math.inf
+    s = summarize(values)
+    return (s.ci95[1] - s.mean) / abs(s.mean) if s.mean else math.inf
+
+
 def count_outliers(values: list[float]) -> int:
     """Values beyond Tukey's fences (1.5 interquartile ranges outside the quartiles)."""
     if len(values) < 4:
