@@ -159,3 +159,19 @@ def test_a_build_named_twice_and_an_unknown_target_are_refused(fake_targets, cap
     assert "build fake:a is declared twice" in capsys.readouterr().err
     assert run_cli("run", "ring", "--target", "fake", "--build", "nosuch:a", "--no-build") == 2
     assert "build nosuch:a: unknown target 'nosuch'" in capsys.readouterr().err
+
+
+def test_the_page_and_the_report_draw_one_series_per_build(fake_targets, tmp_path, capsys):
+    from msgbench.web import shape
+
+    assert run_cli("run", "fanin", "--target", "fake", "--sweep", "senders=1,2", "--repeat", "2", "--warmup", "0",
+                   "--build", "fake:before", "--build", "fake:after", "--no-build") == 0
+    capsys.readouterr()
+    assert run_cli("export", "latest", "--format", "json") == 0
+    source = shape.parse_text(capsys.readouterr().out, "run")
+    send = next(g for g in source["graphs"] if g["key"].startswith("otp|") and "Send" in g["title"])
+    assert [s["label"] for s in send["series"]] == ["fake@before/ok", "fake@after/ok"]
+    html = tmp_path / "report.html"
+    assert run_cli("report", "latest", "-o", str(html)) == 0
+    text = html.read_text()
+    assert "fake@before/ok" in text and "fake@after/ok" in text
