@@ -1,0 +1,5 @@
+package msgbench;
+
+final class ChatTests {
+  private ChatTests() {}
+}
