@@ -56,6 +56,18 @@ final class FaninTests {
                         8192))));
   }
 
+  static void testPekkoIsUnsupported() throws Exception {
+    expectError(
+        WorkerError.UNSUPPORTED,
+        "not implemented for the pekko model",
+        () ->
+            Main.serve(
+                request(
+                    "fanin",
+                    "{\"model\":\"pekko\"}",
+                    params(1, "[{\"percent\":100,\"kind\":\"message\",\"size\":1}]", 8192))));
+  }
+
   static void testMemoryLimit() throws Exception {
     expectError(
         WorkerError.RESOURCE,

@@ -29,6 +29,20 @@ final class RingTests {
     }
   }
 
+  static void testPekkoRing() throws Exception {
+    for (long[] nm : new long[][] {{2, 1}, {50, 4}}) {
+      Wire.Result r =
+          Main.serve(
+              request(
+                  "ring",
+                  "{\"model\":\"pekko\"}",
+                  "{\"n\":" + nm[0] + ",\"m\":" + nm[1] + ",\"payload\":\"BOO!\"}"));
+      equal(r.verify.get("hops"), nm[0] * nm[1], "hops");
+      equal(r.verify.get("laps"), nm[1], "laps");
+      equal(r.verify.get("links"), nm[0], "links");
+    }
+  }
+
   static void testWarmupIterations() throws Exception {
     Wire.Result r =
         Main.serve(
