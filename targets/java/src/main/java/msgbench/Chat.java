@@ -151,15 +151,13 @@ final class Chat {
   static final class User {
     final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     final Semaphore credits = new Semaphore(CREDITS);
-    final Msg[] history;
+    final History history;
     Group group;
     Client client;
-    int next;
-    long stored;
     volatile boolean started;
 
     User(int history) {
-      this.history = new Msg[history];
+      this.history = new History(history);
     }
 
     void run(Session s) throws InterruptedException {
@@ -168,7 +166,7 @@ final class Chat {
       while (true) {
         Object o = inbox.take();
         if (o instanceof Delivery d) {
-          keep(d.msg);
+          history.keep(d.msg);
           client.inbox.put(d.msg);
         } else {
           credits.release();
@@ -176,14 +174,25 @@ final class Chat {
         }
       }
     }
+  }
+
+  /** The last messages delivered to a user, the oldest overwritten once it is full. */
+  static final class History {
+    final Msg[] kept;
+    int next;
+    long stored;
+
+    History(int size) {
+      kept = new Msg[size];
+    }
 
     void keep(Msg m) {
       stored++;
-      if (history.length == 0) {
+      if (kept.length == 0) {
         return;
       }
-      history[next] = m;
-      next = next + 1 == history.length ? 0 : next + 1;
+      kept[next] = m;
+      next = next + 1 == kept.length ? 0 : next + 1;
     }
   }
 
@@ -275,15 +284,7 @@ final class Chat {
       if (peer >= index) {
         peer++; // skip itself
       }
-      Object body = SENTENCE;
-      if (s.p.binary) { // the seed's term_to_binary({Text, os:timestamp()}): a buffer of its own
-        byte[] b = new byte[SENTENCE_UTF8.length + 8];
-        System.arraycopy(SENTENCE_UTF8, 0, b, 0, SENTENCE_UTF8.length);
-        for (int i = 0; i < 8; i++) {
-          b[SENTENCE_UTF8.length + i] = (byte) (now >>> (56 - 8 * i));
-        }
-        body = b;
-      }
+      Object body = body(s.p, now);
       user.credits.acquire();
       user.inbox.put(new Msg(index, peer, group, now, body));
       sent++;
@@ -305,6 +306,22 @@ final class Chat {
     }
   }
 
+  /**
+   * text: the one shared sentence; binary: the seed's term_to_binary({Text, os:timestamp()}), the
+   * sentence and the send time in a buffer of its own.
+   */
+  static Object body(Params p, long now) {
+    if (!p.binary) {
+      return SENTENCE;
+    }
+    byte[] b = new byte[SENTENCE_UTF8.length + 8];
+    System.arraycopy(SENTENCE_UTF8, 0, b, 0, SENTENCE_UTF8.length);
+    for (int i = 0; i < 8; i++) {
+      b[SENTENCE_UTF8.length + i] = (byte) (now >>> (56 - 8 * i));
+    }
+    return b;
+  }
+
   static Params parse(Request req) throws WorkerError {
     req.onlyOptions(OPTIONS);
     Params p = new Params();
@@ -321,9 +338,6 @@ final class Chat {
 
   static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
     Params p = parse(req);
-    if (model == Model.PEKKO) {
-      throw WorkerError.unsupported("chat is not implemented for the pekko model");
-    }
     long procs = p.groups + 2 * p.users();
     if (model.platform()) {
       Proc.checkPlatformThreads(procs);
@@ -340,6 +354,9 @@ final class Chat {
               + " bytes per user, more than the "
               + (available >> 20)
               + " MiB available");
+    }
+    if (model == Model.PEKKO) {
+      return PekkoChat.run(p);
     }
     return run(p, model.threads("chat-"));
   }

@@ -61,7 +61,7 @@ final class ChatTests {
   }
 
   static void testEveryMessageDeliveredInItsGroup() throws Exception {
-    for (String model : new String[] {"threads", "virtual"}) {
+    for (String model : new String[] {"threads", "virtual", "pekko"}) {
       for (String p :
           new String[] {
             params(0.2, 0, 0, "text"), params(0.2, 0, 1, "binary"), params(0.3, 50, 0, "text")
