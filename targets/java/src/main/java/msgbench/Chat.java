@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * peer user (which keeps it in its history) -> the peer's client, which counts it.
  */
 final class Chat {
-  static final Set<String> OPTIONS = Set.of("model", "warmup_iterations");
+  static final Set<String> OPTIONS = Set.of("model", "warmup_iterations", "yield");
 
   /** The seed's sentence (with an em dash, U+2014). */
   static final String SENTENCE = "I've been mad for fucking years\u2014absolutely years";
@@ -35,8 +35,14 @@ final class Chat {
    */
   static final int CREDITS = 16;
 
-  /** Measured peak RSS per user of a realistic run (README.md, "Limits"), rounded up. */
-  static final long VIRTUAL_BYTES_PER_USER = 4 << 10;
+  /**
+   * Measured peak RSS per user of realistic runs (README.md, "Limits"), rounded up: virtual threads
+   * (the largest of virtual and pekko) 15.9 KB per user; platform threads 109 KB per thread, two
+   * threads per user.
+   */
+  static final long VIRTUAL_BYTES_PER_USER = 16 << 10;
+
+  static final long PLATFORM_BYTES_PER_THREAD = 112 << 10;
 
   /** How often the coordinator adds up the clients' received counts during the drain. */
   static final long DRAIN_POLL_NS = 1_000_000;
@@ -72,6 +78,7 @@ final class Chat {
     long thinkNs;
     long listenerDelayNs;
     boolean binary;
+    boolean yield;
     int history;
     long drainTimeoutNs;
 
@@ -250,6 +257,9 @@ final class Chat {
           for (Msg m = inbox.poll(); m != null; m = inbox.poll()) {
             receive(s, m);
           }
+          if (s.p.yield) {
+            Thread.yield(); // let the groups and users have the carrier (README.md, "chat")
+          }
         } else {
           listenUntil(s, Proc.now() + delay);
         }
@@ -332,6 +342,7 @@ final class Chat {
     p.listenerDelayNs = req.longParam("listener_delay_ms") * 1_000_000;
     p.binary = req.stringParam("message").equals("binary");
     p.history = (int) req.longParam("history");
+    p.yield = req.options.path("yield").asBoolean(false);
     p.drainTimeoutNs = Math.round(req.doubleParam("drain_timeout_s") * 1e9);
     return p;
   }
@@ -340,7 +351,7 @@ final class Chat {
     Params p = parse(req);
     long procs = p.groups + 2 * p.users();
     if (model.platform()) {
-      Proc.checkPlatformThreads(procs);
+      Proc.checkPlatformThreads(procs, PLATFORM_BYTES_PER_THREAD);
     }
     long perUser = VIRTUAL_BYTES_PER_USER + p.history * (8L + 40 + (p.binary ? 72 : 0));
     long available = Proc.availableBytes();

@@ -37,7 +37,8 @@ enum Model {
     return Thread.ofPlatform().name(name, 0).daemon(true).factory();
   }
 
+  /** Whether each process is a kernel thread (the worker then checks the kernel's limits). */
   boolean platform() {
-    return this != VIRTUAL;
+    return this == THREADS;
   }
 }

@@ -69,6 +69,11 @@ final class Proc {
    * memory maps each, vm.max_map_count). Refuses a run that needs more than both allow.
    */
   static void checkPlatformThreads(long threads) throws WorkerError {
+    checkPlatformThreads(threads, PLATFORM_THREAD_BYTES);
+  }
+
+  /** As above, for threads that weigh bytesPerThread each (measured per workload). */
+  static void checkPlatformThreads(long threads, long bytesPerThread) throws WorkerError {
     long threadsMax = readLong("/proc/sys/kernel/threads-max", Long.MAX_VALUE);
     long maps = readLong("/proc/sys/vm/max_map_count", Long.MAX_VALUE);
     long byMaps =

@@ -60,6 +60,18 @@ final class Ring {
     Supplier<BlockingQueue<Msg>> queue = queue(req.stringOption("queue", "linked_transfer"));
     Outcome out;
     if (model == Model.PEKKO) {
+      long available = Proc.availableBytes();
+      if (available > 0 && n > available / PekkoRing.BYTES_PER_LINK) {
+        throw WorkerError.resource(
+            n
+                + " pekko links need about "
+                + (n * PekkoRing.BYTES_PER_LINK >> 20)
+                + " MiB at "
+                + PekkoRing.BYTES_PER_LINK
+                + " bytes each (a supervision chain n deep), more than the "
+                + (available >> 20)
+                + " MiB available");
+      }
       out = PekkoRing.run(n, m, payload);
     } else {
       if (model.platform()) {
