@@ -84,6 +84,14 @@ final class ChatTests {
     }
   }
 
+  static void testVirtualYield() throws Exception {
+    Wire.Result r =
+        Main.serve(
+            request("chat", "{\"model\":\"virtual\",\"yield\":true}", params(0.2, 0, 0, "text")));
+    check(r.verify.get("sent") > 0, "sent");
+    equal(r.verify.get("received"), r.verify.get("sent"), "received");
+  }
+
   static void testRealisticSendsOncePerThinkTime() throws Exception {
     Wire.Result r = Main.serve(request("chat", "{}", params(0.5, 100, 0, "text")));
     long sent = r.verify.get("sent");
