@@ -54,9 +54,10 @@ final class Fanin {
       int size = row.path("size").asInt();
       if (kind.equals("exit_signal")) {
         throw WorkerError.unsupported(
-            "exit signals are an Erlang notion; java threads have no equivalent (a thread cannot be"
-                + " sent an exit reason it traps and survives; Thread.interrupt carries no payload)"
-                + " (mix["
+            "exit signals are an Erlang notion; java has no equivalent: a thread cannot be sent an"
+                + " exit reason that it traps and survives (Thread.interrupt carries nothing), and"
+                + " Pekko's death watch (Terminated, ChildFailed) only tells that an actor has"
+                + " stopped, so a sender cannot signal and go on sending (mix["
                 + i
                 + "].kind = \"exit_signal\")");
       }
@@ -71,6 +72,9 @@ final class Fanin {
       }
       table[i] = new Choice(cumulative, MESSAGE, words);
       largest = Math.max(largest, size);
+    }
+    if (model == Model.PEKKO) {
+      return report(PekkoFanin.run(senders, durationMs, table, limitBytes));
     }
     int capacity = (int) req.longOption("capacity", CAPACITY);
     if (capacity < 1) {
@@ -93,9 +97,6 @@ final class Fanin {
               + " memory_limit_mb = "
               + (limitBytes >> 20));
     }
-    if (model == Model.PEKKO) {
-      throw WorkerError.unsupported("fanin is not implemented for the pekko model");
-    }
     if (model.platform()) {
       Proc.checkPlatformThreads(senders + 1L);
     }
@@ -108,6 +109,10 @@ final class Fanin {
                   "option queue = \"" + queueName + "\" is not one of linked, array");
         };
     Outcome out = run(senders, durationMs, table, queue, model.threads("fanin-"));
+    return report(out);
+  }
+
+  static Wire.Result report(Outcome out) throws WorkerError {
     Wire.Result r = new Wire.Result();
     r.measured.put("send_ns", out.sendNs);
     r.measured.put("receive_ns", out.receiveNs);

@@ -56,16 +56,13 @@ final class FaninTests {
                         8192))));
   }
 
-  static void testPekkoIsUnsupported() throws Exception {
-    expectError(
-        WorkerError.UNSUPPORTED,
-        "not implemented for the pekko model",
-        () ->
-            Main.serve(
-                request(
-                    "fanin",
-                    "{\"model\":\"pekko\"}",
-                    params(1, "[{\"percent\":100,\"kind\":\"message\",\"size\":1}]", 8192))));
+  static void testPekko() throws Exception {
+    String mix =
+        "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"message\",\"size\":10}]";
+    Wire.Result r = Main.serve(request("fanin", "{\"model\":\"pekko\"}", params(3, mix, 8192)));
+    long sent = r.verify.get("sent_message");
+    check(sent > 0, "sent");
+    equal(r.verify.get("received_message"), sent, "received");
   }
 
   static void testMemoryLimit() throws Exception {
