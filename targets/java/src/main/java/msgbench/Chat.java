@@ -404,8 +404,7 @@ final class Chat {
           spawn(s, threads, () -> c.run(s));
         }
       }
-      s.ready.await();
-      failed(s);
+      awaitOrFail(s, s.ready);
       long setup = Proc.now() - begin;
       System.gc(); // start from a clean heap, as fanin does
 
@@ -421,8 +420,7 @@ final class Chat {
       long runtimeMemory = Proc.runtimeMemoryBytes();
 
       // Every client stops sending on its own at T.
-      s.stopped.await();
-      failed(s);
+      awaitOrFail(s, s.stopped);
       long stoppedAt = Proc.now();
       long sent = s.sent.get();
 
@@ -495,6 +493,15 @@ final class Chat {
     for (Thread t : s.threads) {
       t.join();
     }
+  }
+
+  /** Waits for latch, ending the wait (and the run) as soon as any thread has crashed. */
+  static void awaitOrFail(Session s, CountDownLatch latch)
+      throws WorkerError, InterruptedException {
+    while (!latch.await(10, TimeUnit.MILLISECONDS)) {
+      failed(s);
+    }
+    failed(s);
   }
 
   static void failed(Session s) throws WorkerError {
