@@ -1,0 +1,230 @@
+package msgbench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/** The parallel send/receive benchmark of seed 000: N senders send to one receiver for a while. */
+final class Fanin {
+  static final Set<String> OPTIONS = Set.of("model", "warmup_iterations", "queue", "capacity");
+
+  static final int MESSAGE = 0;
+  static final int EXIT_SIGNAL = 1;
+
+  /** The receiver's queue is bounded at 1024 signals (README.md, "Fanin: the queue"). */
+  static final int CAPACITY = 1024;
+
+  /** A long[] of size words, its header, the signal object: bytes of one signal in flight. */
+  static final long SIGNAL_OVERHEAD = 16 + 24;
+
+  /** G1 is given room to collect: twice the live payload. */
+  static final long GARBAGE_HEADROOM = 2;
+
+  private Fanin() {}
+
+  /**
+   * What travels to the receiver: a kind and its own copy of the payload; end marks a sender's end.
+   */
+  record Signal(int kind, long[] words, boolean end) {}
+
+  /** One row of the OTP suite's ProbHelpTab: cumulative probability, kind, prepared payload. */
+  record Choice(double below, int kind, long[] words) {}
+
+  record Outcome(
+      long[] sent, long[] received, long sendNs, long receiveNs, long drainNs, long cpuNs) {}
+
+  static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
+    req.onlyOptions(OPTIONS);
+    int senders = (int) req.longParam("senders");
+    long durationMs = req.longParam("duration_ms");
+    long limitBytes = req.longParam("memory_limit_mb") << 20;
+    JsonNode mix = req.params.path("mix");
+    Choice[] table = new Choice[mix.size()];
+    double cumulative = 0;
+    long largest = 0;
+    for (int i = 0; i < mix.size(); i++) {
+      JsonNode row = mix.get(i);
+      String kind = row.path("kind").asText();
+      int size = row.path("size").asInt();
+      if (kind.equals("exit_signal")) {
+        throw WorkerError.unsupported(
+            "exit signals are an Erlang notion; java has no equivalent: a thread cannot be sent an"
+                + " exit reason that it traps and survives (Thread.interrupt carries nothing), and"
+                + " Pekko's death watch (Terminated, ChildFailed) only tells that an actor has"
+                + " stopped, so a sender cannot signal and go on sending (mix["
+                + i
+                + "].kind = \"exit_signal\")");
+      }
+      if (!kind.equals("message")) {
+        throw WorkerError.internal(
+            "mix[" + i + "].kind = \"" + kind + "\" is not a kind this worker knows");
+      }
+      cumulative += row.path("percent").asDouble() / 100;
+      long[] words = new long[size];
+      for (int j = 0; j < size; j++) {
+        words[j] = j + 1;
+      }
+      table[i] = new Choice(cumulative, MESSAGE, words);
+      largest = Math.max(largest, size);
+    }
+    if (model == Model.PEKKO) {
+      return report(PekkoFanin.run(senders, durationMs, table, limitBytes));
+    }
+    int capacity = (int) req.longOption("capacity", CAPACITY);
+    if (capacity < 1) {
+      throw WorkerError.internal("option capacity must be at least 1");
+    }
+    String queueName = req.stringOption("queue", "linked");
+    long inFlight = capacity + senders + 1L;
+    long worst = inFlight * (largest * 8 + SIGNAL_OVERHEAD) * GARBAGE_HEADROOM;
+    if (worst > limitBytes) {
+      throw WorkerError.resource(
+          "up to "
+              + (worst >> 20)
+              + " MiB of payload could be in flight ("
+              + inFlight
+              + " signals of up to "
+              + largest
+              + " words: queue capacity "
+              + capacity
+              + ", one per sender, one at the receiver; doubled for collector headroom), more than"
+              + " memory_limit_mb = "
+              + (limitBytes >> 20));
+    }
+    if (model.platform()) {
+      Proc.checkPlatformThreads(senders + 1L);
+    }
+    BlockingQueue<Signal> queue =
+        switch (queueName) {
+          case "linked" -> new LinkedBlockingQueue<>(capacity);
+          case "array" -> new ArrayBlockingQueue<>(capacity);
+          default ->
+              throw WorkerError.internal(
+                  "option queue = \"" + queueName + "\" is not one of linked, array");
+        };
+    Outcome out = run(senders, durationMs, table, queue, model.threads("fanin-"));
+    return report(out);
+  }
+
+  static Wire.Result report(Outcome out) throws WorkerError {
+    Wire.Result r = new Wire.Result();
+    r.measured.put("send_ns", out.sendNs);
+    r.measured.put("receive_ns", out.receiveNs);
+    r.measured.put("drain_ns", out.drainNs);
+    r.measured.put("cpu_ns", out.cpuNs);
+    r.measured.put("peak_rss_bytes", Proc.peakRssBytes());
+    r.verify.put("sent_message", out.sent[MESSAGE]);
+    r.verify.put("received_message", out.received[MESSAGE]);
+    r.verify.put("sent_exit_signal", out.sent[EXIT_SIGNAL]);
+    r.verify.put("received_exit_signal", out.received[EXIT_SIGNAL]);
+    r.verify.put("receiver_alive", 1L);
+    return r;
+  }
+
+  /** One measurement; the calling thread is the coordinator. */
+  static Outcome run(
+      int senders,
+      long durationMs,
+      Choice[] table,
+      BlockingQueue<Signal> inbox,
+      ThreadFactory threads)
+      throws InterruptedException {
+    long[] received = new long[2];
+    long[] lastReceive = new long[1];
+    CountDownLatch receiverDone = new CountDownLatch(1);
+    Thread receiver =
+        threads.newThread(
+            () -> {
+              try {
+                long[] got = new long[2];
+                for (int ended = 0; ended < senders; ) {
+                  Signal s = inbox.take();
+                  if (s.end) {
+                    ended++;
+                  } else {
+                    got[s.kind]++;
+                  }
+                }
+                lastReceive[0] = Proc.now();
+                received[0] = got[0];
+                received[1] = got[1];
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              receiverDone.countDown();
+            });
+    receiver.start();
+
+    CountDownLatch ready = new CountDownLatch(senders);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch reported = new CountDownLatch(senders);
+    AtomicLongArray sent = new AtomicLongArray(2);
+    Stop flag = new Stop();
+    for (int i = 0; i < senders; i++) {
+      threads
+          .newThread(
+              () -> {
+                try {
+                  ready.countDown();
+                  release.await();
+                  long[] mine = new long[2];
+                  ThreadLocalRandom rng = ThreadLocalRandom.current();
+                  int last = table.length - 1;
+                  do {
+                    double draw = rng.nextDouble();
+                    Choice c = table[last];
+                    for (int k = 0; k < last; k++) {
+                      if (draw < table[k].below) {
+                        c = table[k];
+                        break;
+                      }
+                    }
+                    inbox.put(
+                        new Signal(
+                            c.kind, c.words.clone(), false)); // the receiver gets its own copy
+                    mine[c.kind]++;
+                  } while (!flag.stopped);
+                  sent.addAndGet(0, mine[0]);
+                  sent.addAndGet(1, mine[1]);
+                  reported.countDown();
+                  inbox.put(new Signal(0, null, true));
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              })
+          .start();
+    }
+    ready.await();
+    System.gc(); // start from a clean heap, as the OTP suite does with garbage_collect()
+
+    long cpu0 = Proc.cpuNs();
+    long start = Proc.now();
+    release.countDown();
+    Thread.sleep(durationMs);
+    flag.stopped = true;
+    reported.await();
+    long sendersStopped = Proc.now();
+    receiverDone.await();
+    long cpu1 = Proc.cpuNs();
+    // The receiver may take the last end marker before the coordinator has every report.
+    long last = Math.max(lastReceive[0], sendersStopped);
+    return new Outcome(
+        new long[] {sent.get(0), sent.get(1)},
+        received,
+        sendersStopped - start,
+        last - start,
+        last - sendersStopped,
+        cpu1 - cpu0);
+  }
+
+  /** The stop every sender checks after each send. */
+  static final class Stop {
+    volatile boolean stopped;
+  }
+}

@@ -1,0 +1,373 @@
+package msgbench;
+
+import java.time.Duration;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+
+/**
+ * Chat with Apache Pekko typed actors: the guardian spawns the groups, each group its users, each
+ * user its client, and every parent watches its children, so a crash anywhere ends the run (the
+ * seed's supervisor, one_for_all without restarts). Mailboxes are unbounded, as Erlang's: nothing
+ * holds a sender back.
+ */
+final class PekkoChat {
+  private PekkoChat() {}
+
+  sealed interface Cmd permits Post, Deliver, Start, Next {}
+
+  /** A client's message on its way to the group. */
+  record Post(Chat.Msg msg) implements Cmd {}
+
+  /** A message on its way from the group to the peer user, and on to its client. */
+  record Deliver(Chat.Msg msg) implements Cmd {}
+
+  /** The release: the coordinator tells every client to start. */
+  record Start() implements Cmd {}
+
+  /**
+   * A client's next round: stress (at once, or after the listener delay) or realistic (the next due
+   * send).
+   */
+  record Next() implements Cmd {}
+
+  static final Next NEXT = new Next();
+
+  /**
+   * What the coordinator and the actors share: latches and counters, written before they are read.
+   */
+  static final class Session {
+    final Chat.Params p;
+    final CountDownLatch ready;
+    final CountDownLatch stopped;
+    final AtomicLong sent = new AtomicLong();
+    final AtomicLong users = new AtomicLong();
+    final AtomicLong processes = new AtomicLong();
+    final ClientState[] clients;
+    final ActorRef<Cmd>[] clientRefs;
+
+    volatile long start;
+    volatile long deadline;
+
+    @SuppressWarnings("unchecked")
+    Session(Chat.Params p) {
+      int n = (int) p.users();
+      this.p = p;
+      this.ready = new CountDownLatch(p.groups + 2 * n);
+      this.stopped = new CountDownLatch(n);
+      this.clients = new ClientState[n];
+      this.clientRefs = (ActorRef<Cmd>[]) new ActorRef<?>[n];
+    }
+  }
+
+  static Wire.Result run(Chat.Params p) throws WorkerError, InterruptedException {
+    Session s = new Session(p);
+    // The actor system starts first (the runtime's boot, as the BEAM's is not timed either);
+    // setup is the spawning of every group, user and client.
+    ActorSystem<Cmd> system = ActorSystem.create(guardian(s), "chat", PekkoRing.config());
+    try {
+      long begin = Proc.now();
+      system.tell(new Start());
+      await(s.ready, system, "start");
+      long setup = Proc.now() - begin;
+      System.gc();
+      s.start = Proc.now();
+      s.deadline = s.start + p.durationNs;
+      for (ActorRef<Cmd> c : s.clientRefs) {
+        c.tell(new Start());
+      }
+      long toT = s.deadline - Proc.now();
+      if (toT > 0) {
+        TimeUnit.NANOSECONDS.sleep(toT);
+      }
+      long runtimeMemory = Proc.runtimeMemoryBytes();
+      await(s.stopped, system, "stop sending");
+      long stoppedAt = Proc.now();
+      long sent = s.sent.get();
+      long drainEnd = stoppedAt + p.drainTimeoutNs;
+      while (received(s) < sent && Proc.now() < drainEnd) {
+        if (system.whenTerminated().isCompleted()) {
+          throw WorkerError.internal(
+              "an actor crashed during the drain (its parent's death pact ended the run)");
+        }
+        TimeUnit.NANOSECONDS.sleep(Chat.DRAIN_POLL_NS);
+      }
+      terminate(system);
+      return report(s, setup, stoppedAt, sent, runtimeMemory);
+    } finally {
+      terminate(system);
+    }
+  }
+
+  static void terminate(ActorSystem<Cmd> system) throws InterruptedException {
+    system.terminate();
+    try {
+      system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      // the counts were read after the drain; a slow shutdown changes none
+    }
+  }
+
+  static void await(CountDownLatch latch, ActorSystem<Cmd> system, String what)
+      throws WorkerError, InterruptedException {
+    while (!latch.await(10, TimeUnit.MILLISECONDS)) {
+      if (system.whenTerminated().isCompleted()) {
+        throw WorkerError.internal("an actor crashed before every client could " + what);
+      }
+    }
+  }
+
+  static long received(Session s) {
+    long sum = 0;
+    for (ClientState c : s.clients) {
+      sum += c.received;
+    }
+    return sum;
+  }
+
+  static Wire.Result report(Session s, long setup, long stoppedAt, long sent, long runtimeMemory)
+      throws WorkerError {
+    long received = 0;
+    long inWindow = 0;
+    long cross = 0;
+    long self = 0;
+    long last = 0;
+    Histogram latency = new Histogram();
+    for (ClientState c : s.clients) {
+      synchronized (c) {
+        received += c.received;
+        inWindow += c.inWindow;
+        cross += c.crossGroup;
+        self += c.selfDeliveries;
+        latency.merge(c.latency);
+        last = Math.max(last, c.lastDelivery);
+      }
+    }
+    Wire.Result r = new Wire.Result();
+    r.measured.put("setup_ns", setup);
+    r.measured.put("send_window_ns", stoppedAt - s.start);
+    r.measured.put("drain_ns", Math.max(last - s.deadline, 0));
+    r.measured.put("received_in_window", inWindow);
+    r.measured.put("processes_count", s.processes.get());
+    r.measured.put("peak_rss_bytes", Proc.peakRssBytes());
+    r.measured.put("runtime_memory_bytes", runtimeMemory);
+    r.measured.put("latency_max_ns", latency.max());
+    r.verify.put("sent", sent);
+    r.verify.put("received", received);
+    r.verify.put("cross_group", cross);
+    r.verify.put("self_deliveries", self);
+    r.verify.put("users", s.users.get());
+    r.histograms.put("latency_ns", latency.sparse());
+    return r;
+  }
+
+  /** The guardian spawns the groups when the coordinator says Start. */
+  static Behavior<Cmd> guardian(Session s) {
+    return Behaviors.receive(Cmd.class)
+        .onMessage(
+            Start.class,
+            st ->
+                Behaviors.setup(
+                    ctx -> {
+                      SplittableRandom seeds = new SplittableRandom();
+                      for (int g = 0; g < s.p.groups; g++) {
+                        ctx.watch(ctx.spawn(group(s, g, seeds.split()), "group-" + g));
+                      }
+                      return Behaviors.empty();
+                    }))
+        .build();
+  }
+
+  /** A group: spawns its users, then routes every message to the peer it names. */
+  static Behavior<Cmd> group(Session s, int g, SplittableRandom seeds) {
+    return Behaviors.setup(
+        ctx -> {
+          @SuppressWarnings("unchecked")
+          ActorRef<Cmd>[] members = (ActorRef<Cmd>[]) new ActorRef<?>[s.p.cpg];
+          for (int i = 0; i < s.p.cpg; i++) {
+            members[i] = ctx.spawn(user(s, g, i, ctx.getSelf(), seeds.split()), "user-" + i);
+            ctx.watch(members[i]);
+          }
+          s.processes.incrementAndGet();
+          s.ready.countDown();
+          return Behaviors.receive(Cmd.class)
+              .onMessage(
+                  Post.class,
+                  post -> {
+                    members[post.msg.to].tell(new Deliver(post.msg));
+                    return Behaviors.same();
+                  })
+              .build();
+        });
+  }
+
+  /**
+   * A user: spawns its client; passes its posts to the group and the group's deliveries to it,
+   * keeping the last ones.
+   */
+  static Behavior<Cmd> user(Session s, int g, int i, ActorRef<Cmd> group, SplittableRandom rng) {
+    return Behaviors.setup(
+        ctx -> {
+          ActorRef<Cmd> client = ctx.spawn(client(s, g, i, ctx.getSelf(), rng), "client");
+          ctx.watch(client);
+          Chat.History history = new Chat.History(s.p.history);
+          s.users.incrementAndGet();
+          s.processes.incrementAndGet();
+          s.ready.countDown();
+          return Behaviors.receive(Cmd.class)
+              .onMessage(
+                  Post.class,
+                  post -> {
+                    group.tell(post);
+                    return Behaviors.same();
+                  })
+              .onMessage(
+                  Deliver.class,
+                  d -> {
+                    history.keep(d.msg);
+                    client.tell(d);
+                    return Behaviors.same();
+                  })
+              .build();
+        });
+  }
+
+  /**
+   * A client's counts: written by its actor, read by the coordinator (received in the drain; the
+   * rest at the end).
+   */
+  static final class ClientState {
+    final Histogram latency = new Histogram();
+    volatile long received;
+    long sent;
+    long inWindow;
+    long crossGroup;
+    long selfDeliveries;
+    long lastDelivery;
+    long due;
+    boolean sending;
+  }
+
+  static Behavior<Cmd> client(Session s, int g, int i, ActorRef<Cmd> user, SplittableRandom rng) {
+    return Behaviors.setup(
+        ctx ->
+            Behaviors.withTimers(
+                timers -> {
+                  ClientState c = new ClientState();
+                  int k = g * s.p.cpg + i;
+                  s.clients[k] = c;
+                  s.clientRefs[k] = ctx.getSelf();
+                  s.processes.incrementAndGet();
+                  s.ready.countDown();
+                  return Behaviors.receive(Cmd.class)
+                      .onMessage(
+                          Start.class,
+                          st -> {
+                            c.sending = true;
+                            if (s.p.thinkNs == 0) {
+                              round(s, c, g, i, user, ctx, timers, rng);
+                            } else {
+                              c.due = s.start + rng.nextLong(s.p.thinkNs);
+                              schedule(s, c, timers);
+                            }
+                            return Behaviors.same();
+                          })
+                      .onMessage(
+                          Next.class,
+                          nx -> {
+                            if (s.p.thinkNs == 0) {
+                              round(s, c, g, i, user, ctx, timers, rng);
+                            } else {
+                              send(s, c, g, i, user, rng, Proc.now());
+                              c.due += s.p.thinkNs;
+                              schedule(s, c, timers);
+                            }
+                            return Behaviors.same();
+                          })
+                      .onMessage(
+                          Deliver.class,
+                          d -> {
+                            receive(s, c, g, i, d.msg);
+                            return Behaviors.same();
+                          })
+                      .build();
+                }));
+  }
+
+  /**
+   * Stress: send, then listen for the listener delay (a timer) or, without one, take what is there
+   * (a Next to itself).
+   */
+  static void round(
+      Session s,
+      ClientState c,
+      int g,
+      int i,
+      ActorRef<Cmd> user,
+      ActorContext<Cmd> ctx,
+      TimerScheduler<Cmd> timers,
+      SplittableRandom rng) {
+    long now = Proc.now();
+    if (now >= s.deadline) {
+      stop(s, c);
+      return;
+    }
+    send(s, c, g, i, user, rng, now);
+    if (s.p.listenerDelayNs == 0) {
+      ctx.getSelf().tell(NEXT);
+    } else {
+      timers.startSingleTimer(NEXT, Duration.ofNanos(s.p.listenerDelayNs));
+    }
+  }
+
+  /** Realistic: the next send at its due time, while it is due before T. */
+  static void schedule(Session s, ClientState c, TimerScheduler<Cmd> timers) {
+    if (c.due >= s.deadline) {
+      stop(s, c);
+      return;
+    }
+    timers.startSingleTimer(NEXT, Duration.ofNanos(Math.max(0, c.due - Proc.now())));
+  }
+
+  static void stop(Session s, ClientState c) {
+    if (c.sending) {
+      c.sending = false;
+      s.sent.addAndGet(c.sent);
+      s.stopped.countDown();
+    }
+  }
+
+  static void send(
+      Session s, ClientState c, int g, int i, ActorRef<Cmd> user, SplittableRandom rng, long now) {
+    int peer = rng.nextInt(s.p.cpg - 1);
+    if (peer >= i) {
+      peer++;
+    }
+    user.tell(new Post(new Chat.Msg(i, peer, g, now, Chat.body(s.p, now))));
+    c.sent++;
+  }
+
+  static void receive(Session s, ClientState c, int g, int i, Chat.Msg m) {
+    long now = Proc.now();
+    synchronized (c) {
+      c.received++;
+      if (now < s.deadline) {
+        c.inWindow++;
+      }
+      if (m.group != g) {
+        c.crossGroup++;
+      } else if (m.from == i) {
+        c.selfDeliveries++;
+      }
+      c.latency.record(now - m.sentAt);
+      c.lastDelivery = now;
+    }
+  }
+}

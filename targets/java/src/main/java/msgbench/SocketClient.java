@@ -1,0 +1,265 @@
+package msgbench;
+
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The socket workload (seed 002): echo round trips and flow bandwidth over TCP between this worker
+ * (the client, one thread per socket) and its server half, a separate JVM.
+ */
+final class SocketClient {
+  static final int CONNECT_WITHIN_MS = 30_000;
+
+  /** One socket's client thread's state, counted while it works. */
+  static final class Client {
+    final int k;
+    final Socket socket;
+    final DataInputStream in;
+    final OutputStream out;
+    long sent;
+    long sentBytes;
+    long received;
+    long receivedBytes;
+    long mismatches;
+    long elapsed;
+
+    Client(int k, Socket socket) throws IOException {
+      this.k = k;
+      this.socket = socket;
+      this.in =
+          new DataInputStream(
+              new BufferedInputStream(socket.getInputStream(), SocketParams.READ_BUFFER));
+      this.out = socket.getOutputStream(); // unbuffered: one write(2) per frame
+    }
+
+    /** One message at a time; the next is sent when its echo is back whole. */
+    void echo(SocketParams p, long messages, byte[][] frames) throws IOException, WorkerError {
+      byte[] payload = new byte[p.size];
+      int last = p.size - 1;
+      long start = Proc.now();
+      for (long i = 0; i < messages; i++) {
+        byte[] frame = frames[(int) (i % frames.length)];
+        out.write(frame);
+        sent++;
+        sentBytes += p.size;
+        int n = in.readInt();
+        if (n != p.size) {
+          throw WorkerError.internal(
+              "socket "
+                  + k
+                  + ": the echo of message "
+                  + (i + 1)
+                  + " is framed as "
+                  + n
+                  + " bytes, not "
+                  + p.size);
+        }
+        in.readFully(payload);
+        received++;
+        receivedBytes += p.size;
+        if (p.checkContent) {
+          if (!Arrays.equals(payload, 0, p.size, frame, SocketParams.HEADER, frame.length)) {
+            mismatches++;
+          }
+        } else if (payload[0] != frame[SocketParams.HEADER]
+            || payload[last] != frame[frame.length - 1]) {
+          mismatches++;
+        }
+      }
+      elapsed = Proc.now() - start;
+    }
+
+    /** Every frame as fast as the connection takes them; then shutdown and the server's ack. */
+    void flow(SocketParams p, long messages, byte[][] frames) throws IOException, WorkerError {
+      long start = Proc.now();
+      for (long i = 0; i < messages; i++) {
+        out.write(frames[(int) (i % frames.length)]);
+        sent++;
+        sentBytes += p.size;
+      }
+      socket.shutdownOutput();
+      int ack = in.read();
+      elapsed = Proc.now() - start;
+      if (ack != SocketParams.ACK) {
+        throw WorkerError.internal(
+            "socket " + k + ": the server acked with " + ack + ", not " + SocketParams.ACK);
+      }
+    }
+  }
+
+  private SocketClient() {}
+
+  static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
+    SocketParams p = new SocketParams(req);
+    long messages = p.messages();
+    long fixed = (long) SocketParams.frameCount(p.size, messages) * (SocketParams.HEADER + p.size);
+    SocketParams.checkMemory(p, fixed, SocketParams.READ_BUFFER + (p.flow ? 0 : p.size), "client");
+    byte[][] frames = SocketParams.frames(p.size, messages);
+    List<Client> clients = new ArrayList<>();
+    long wall;
+    long served;
+    long servedBytes;
+    try (Peer server = Peer.start(p, req.line)) {
+      int port = server.next("listening", Peer.LISTENING_WITHIN_S).path("port").asInt();
+      try {
+        for (int k = 1; k <= p.sockets; k++) {
+          Socket s = new Socket();
+          try {
+            s.connect(new InetSocketAddress(server.host, port), CONNECT_WITHIN_MS);
+            // Without it one message in flight meets Nagle's algorithm and delayed ACKs.
+            s.setTcpNoDelay(true);
+            s.setSoTimeout(SocketParams.IO_IDLE_MS);
+          } catch (IOException e) {
+            SocketServer.close(s);
+            throw WorkerError.internal(
+                "cannot connect socket "
+                    + k
+                    + " of "
+                    + p.sockets
+                    + " to the server at "
+                    + server.host
+                    + ":"
+                    + port
+                    + ": "
+                    + e.getMessage());
+          }
+          try {
+            clients.add(new Client(k, s));
+          } catch (IOException e) {
+            SocketServer.close(s);
+            throw WorkerError.internal("socket " + k + ": " + e);
+          }
+        }
+        wall = run(p, messages, frames, clients, server);
+      } finally {
+        for (Client c : clients) {
+          SocketServer.close(c.socket);
+        }
+      }
+      var line = server.next("served", Peer.SERVED_WITHIN_S);
+      served = line.path("messages").asLong();
+      servedBytes = line.path("bytes").asLong();
+      server.awaitExit();
+    }
+    long[] elapsed = new long[clients.size()];
+    long sent = 0;
+    long sentBytes = 0;
+    long received = 0;
+    long receivedBytes = 0;
+    long mismatches = 0;
+    for (int i = 0; i < elapsed.length; i++) {
+      Client c = clients.get(i);
+      elapsed[i] = c.elapsed;
+      sent += c.sent;
+      sentBytes += c.sentBytes;
+      received += c.received;
+      receivedBytes += c.receivedBytes;
+      mismatches += c.mismatches;
+    }
+    if (p.flow) { // what arrived is counted at the server in flow
+      received = served;
+      receivedBytes = servedBytes;
+    }
+    Wire.Result r = new Wire.Result();
+    r.measured.put("elapsed_ns", elapsed);
+    r.measured.put("wall_ns", wall);
+    r.measured.put("peak_rss_bytes", Proc.peakRssBytes());
+    r.verify.put("messages_sent", sent);
+    r.verify.put("messages_received", received);
+    r.verify.put("bytes_sent", sentBytes);
+    r.verify.put("bytes_received", receivedBytes);
+    r.verify.put("content_mismatches", mismatches);
+    return r;
+  }
+
+  /** Releases one thread per connection at once and waits for all; the wall time of the whole. */
+  static long run(SocketParams p, long messages, byte[][] frames, List<Client> clients, Peer server)
+      throws WorkerError, InterruptedException {
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(clients.size());
+    AtomicReference<Object> failure = new AtomicReference<>();
+    ThreadFactory threads = p.model.threads("client-");
+    for (Client c : clients) {
+      threads
+          .newThread(
+              () -> {
+                try {
+                  release.await();
+                  if (p.flow) {
+                    c.flow(p, messages, frames);
+                  } else {
+                    c.echo(p, messages, frames);
+                  }
+                } catch (WorkerError e) {
+                  fail(failure, e, clients);
+                } catch (SocketTimeoutException e) {
+                  fail(
+                      failure,
+                      WorkerError.internal(
+                          "socket "
+                              + c.k
+                              + " made no progress for "
+                              + SocketParams.IO_IDLE_MS / 1000
+                              + " s after "
+                              + (p.flow ? c.sent : c.received)
+                              + " of "
+                              + messages
+                              + " messages"),
+                      clients);
+                } catch (IOException e) {
+                  fail(
+                      failure,
+                      "the server closed socket "
+                          + c.k
+                          + " after "
+                          + (p.flow ? c.sent : c.received)
+                          + " of "
+                          + messages
+                          + " messages ("
+                          + e
+                          + ")",
+                      clients);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                } finally {
+                  done.countDown();
+                }
+              })
+          .start();
+    }
+    System.gc(); // the buffers' garbage, not the sequence's
+    long start = Proc.now();
+    release.countDown();
+    done.await();
+    long wall = Proc.now() - start;
+    Object f = failure.get();
+    if (f instanceof WorkerError e) {
+      throw e;
+    }
+    if (f != null) {
+      WorkerError why = server.explanation(2000);
+      throw why != null ? why : WorkerError.internal((String) f);
+    }
+    return wall;
+  }
+
+  /** The first failure is the story; closing every connection ends the others at once. */
+  static void fail(AtomicReference<Object> failure, Object why, List<Client> clients) {
+    if (failure.compareAndSet(null, why)) {
+      for (Client c : clients) {
+        SocketServer.close(c.socket);
+      }
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package msgbench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/** The JSON lines of the worker protocol (spec/README.md), written with Jackson. */
+final class Wire {
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  private final PrintStream out;
+
+  Wire(PrintStream out) {
+    this.out = out;
+  }
+
+  /** Standard output as the protocol's stream: UTF-8, one flush per line. */
+  static Wire stdout() {
+    return new Wire(
+        new PrintStream(
+            new java.io.FileOutputStream(java.io.FileDescriptor.out),
+            false,
+            StandardCharsets.UTF_8));
+  }
+
+  synchronized void line(ObjectNode node) {
+    try {
+      out.print(JSON.writeValueAsString(node));
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    out.print('\n');
+    out.flush();
+  }
+
+  void hello(String target, String runtimeVersion, String variant) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "hello")
+        .put("target", target)
+        .put("runtime_version", runtimeVersion)
+        .put("variant", variant);
+    line(n);
+  }
+
+  void error(WorkerError e) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "error").put("kind", e.kind).put("message", String.valueOf(e.getMessage()));
+    line(n);
+  }
+
+  void listening(int port) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "listening").put("port", port);
+    line(n);
+  }
+
+  void served(long messages, long bytes) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "served").put("messages", messages).put("bytes", bytes);
+    line(n);
+  }
+
+  void result(Result r) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "result");
+    n.set("measured", JSON.valueToTree(r.measured));
+    n.set("verify", JSON.valueToTree(r.verify));
+    if (!r.histograms.isEmpty()) {
+      n.set("histograms", JSON.valueToTree(r.histograms));
+    }
+    line(n);
+  }
+
+  /** Parses one JSON object; an internal error when it is not one. */
+  static JsonNode parse(String text) throws WorkerError {
+    try {
+      JsonNode node = JSON.readTree(text);
+      if (node == null || !node.isObject()) {
+        throw WorkerError.internal("the request is not a JSON object: " + abbreviate(text));
+      }
+      return node;
+    } catch (IOException e) {
+      throw WorkerError.internal(
+          "the request is not JSON (" + e.getMessage() + "): " + abbreviate(text));
+    }
+  }
+
+  static String abbreviate(String s) {
+    return s.length() <= 200 ? s : s.substring(0, 200) + "...";
+  }
+
+  /** What a workload reports: raw facts, verify counts, sparse histograms. */
+  static final class Result {
+    final Map<String, Object> measured = new java.util.LinkedHashMap<>();
+    final Map<String, Long> verify = new java.util.LinkedHashMap<>();
+    final Map<String, long[][]> histograms = new java.util.LinkedHashMap<>();
+  }
+}

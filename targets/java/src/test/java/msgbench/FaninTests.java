@@ -1,0 +1,79 @@
+package msgbench;
+
+import static msgbench.Tests.check;
+import static msgbench.Tests.equal;
+import static msgbench.Tests.expectError;
+import static msgbench.Tests.request;
+
+final class FaninTests {
+  private FaninTests() {}
+
+  static String params(int senders, String mix, long limitMb) {
+    return "{\"senders\":"
+        + senders
+        + ",\"duration_ms\":50,\"mix\":"
+        + mix
+        + ",\"method\":\"msgbench\",\"memory_limit_mb\":"
+        + limitMb
+        + "}";
+  }
+
+  static void testEverySignalReceived() throws Exception {
+    String mix =
+        "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"message\",\"size\":100}]";
+    for (String model : new String[] {"threads", "virtual"}) {
+      for (String queue : new String[] {"linked", "array"}) {
+        Wire.Result r =
+            Main.serve(
+                request(
+                    "fanin",
+                    "{\"model\":\"" + model + "\",\"queue\":\"" + queue + "\"}",
+                    params(3, mix, 8192)));
+        long sent = r.verify.get("sent_message");
+        check(sent > 0, "sent");
+        equal(r.verify.get("received_message"), sent, model + " received");
+        equal(r.verify.get("receiver_alive"), 1L, "alive");
+        long send = (Long) r.measured.get("send_ns");
+        long receive = (Long) r.measured.get("receive_ns");
+        check(send >= 50_000_000L && receive >= send, "times " + r.measured);
+        equal(r.measured.get("drain_ns"), receive - send, "drain");
+      }
+    }
+  }
+
+  static void testExitSignalsAreUnsupported() throws Exception {
+    expectError(
+        WorkerError.UNSUPPORTED,
+        "exit signals are an Erlang notion",
+        () ->
+            Main.serve(
+                request(
+                    "fanin",
+                    "{}",
+                    params(
+                        1,
+                        "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"exit_signal\",\"size\":1}]",
+                        8192))));
+  }
+
+  static void testPekko() throws Exception {
+    String mix =
+        "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"message\",\"size\":10}]";
+    Wire.Result r = Main.serve(request("fanin", "{\"model\":\"pekko\"}", params(3, mix, 8192)));
+    long sent = r.verify.get("sent_message");
+    check(sent > 0, "sent");
+    equal(r.verify.get("received_message"), sent, "received");
+  }
+
+  static void testMemoryLimit() throws Exception {
+    expectError(
+        WorkerError.RESOURCE,
+        "more than memory_limit_mb = 64",
+        () ->
+            Main.serve(
+                request(
+                    "fanin",
+                    "{}",
+                    params(1, "[{\"percent\":100,\"kind\":\"message\",\"size\":1000000}]", 64))));
+  }
+}

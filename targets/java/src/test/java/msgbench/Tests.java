@@ -1,0 +1,87 @@
+package msgbench;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The java target's unit tests: every static method named test* of the classes below, in one JVM.
+ * Ends on the plain line "N passed, N failed".
+ */
+public final class Tests {
+  private Tests() {}
+
+  static void check(boolean ok, String what) {
+    if (!ok) {
+      throw new AssertionError(what);
+    }
+  }
+
+  static void equal(Object got, Object want, String what) {
+    if (!java.util.Objects.equals(got, want)) {
+      throw new AssertionError(what + ": got " + got + ", want " + want);
+    }
+  }
+
+  static Request request(String workload, String options, String params) throws WorkerError {
+    return Request.parse(
+        "{\"workload\":\""
+            + workload
+            + "\",\"variant\":\"test\",\"options\":"
+            + options
+            + ",\"params\":"
+            + params
+            + ",\"repetition\":1,\"warmup\":false}");
+  }
+
+  static void expectError(String kind, String part, ThrowingRunnable r) throws Exception {
+    try {
+      r.run();
+    } catch (WorkerError e) {
+      check(
+          e.kind.equals(kind) && e.getMessage().contains(part),
+          "error " + e.kind + ": " + e.getMessage() + "; want " + kind + " containing " + part);
+      return;
+    }
+    throw new AssertionError("no error; want " + kind + " containing " + part);
+  }
+
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  public static void main(String[] args) throws Exception {
+    List<Class<?>> suites =
+        List.of(
+            WorkerTests.class,
+            RingTests.class,
+            FaninTests.class,
+            SocketTests.class,
+            ChatTests.class);
+    int passed = 0;
+    int failed = 0;
+    List<String> failures = new ArrayList<>();
+    for (Class<?> suite : suites) {
+      for (Method m : suite.getDeclaredMethods()) {
+        if (!m.getName().startsWith("test") || !Modifier.isStatic(m.getModifiers())) {
+          continue;
+        }
+        String name = suite.getSimpleName() + "." + m.getName();
+        long t0 = System.nanoTime();
+        try {
+          m.invoke(null);
+          passed++;
+          System.out.printf("ok   %s (%d ms)%n", name, (System.nanoTime() - t0) / 1_000_000);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+          failed++;
+          failures.add(name + ": " + e.getCause());
+          System.out.println("FAIL " + name + ": " + e.getCause());
+          e.getCause().printStackTrace(System.out);
+        }
+      }
+    }
+    System.out.println(passed + " passed, " + failed + " failed");
+    System.exit(failed == 0 ? 0 : 1);
+  }
+}
