@@ -100,8 +100,13 @@ def plan_run(
             params = _resolve(wl, given)
             for target in chosen:
                 for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured):
-                    plan.jobs.append(_job(scenario, x, params, wl, target, variant,
-                                          repeat, warmup, timeout_s))
+                    try:
+                        plan.jobs.append(_job(scenario, x, params, wl, target, variant,
+                                              repeat, warmup, timeout_s))
+                    except PlanError as exc:
+                        if strict_targets:  # a point the user asked for: refused before anything runs
+                            raise
+                        plan.skipped.append(str(exc))  # a suite runs the points that fit
         plan.notes += [n for n in scenario.notes if n not in plan.notes]
     if not plan.jobs:
         raise PlanError("nothing to run: " + ("; ".join(plan.skipped) or "no scenario matched"))
@@ -166,10 +171,11 @@ def _resolve(wl: spec.Workload, given: dict) -> dict:
 
 def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) -> Job:
     processes = spec.processes_needed(wl, params)
-    if processes > target.max_processes:
+    allowed = min(target.max_processes, variant.max_processes or target.max_processes)
+    if processes > allowed:
         raise PlanError(
-            f"{wl.name} with {_shown(params)} needs {processes:,} processes; target {target.name} "
-            f"allows at most {target.max_processes:,}"
+            f"{wl.name} with {_shown(params)} needs {processes:,} processes; {target.label}/{variant.name} "
+            f"allows at most {allowed:,}"
         )
     need = processes * target.process_bytes(wl.name)
     have = sysinfo.meminfo().get("MemTotal", 0)

@@ -64,9 +64,15 @@ def suite_names() -> list[str]:
 
 
 def load_suite(name: str) -> Suite:
+    """A suite by name (suites/<name>.toml), or a suite file by its path."""
+    if name.endswith(".toml") or "/" in name:
+        path = Path(name)
+        if not path.is_file():
+            raise SuiteError(f"suite file {name} does not exist (or give a suite's name: {', '.join(suite_names())})")
+        return parse_suite(path.stem, path)
     path = SUITES_DIR / f"{name}.toml"
     if not path.exists():
-        raise SuiteError(f"unknown suite {name!r}; suites: {', '.join(suite_names())}")
+        raise SuiteError(f"unknown suite {name!r}; suites: {', '.join(suite_names())}, or a suite file's path")
     return parse_suite(name, path)
 
 

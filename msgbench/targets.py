@@ -28,6 +28,7 @@ class Variant:
     lossless: bool | None = None  # pubsub: the system is configured to deliver every message
     services: tuple[str, ...] = ()  # brokers this variant needs, where they differ from the target's
     reference_for: tuple[str, ...] = ()  # a reference tool: the targets it is the yardstick of
+    max_processes: int | None = None  # where the variant holds fewer than its target (platform threads)
 
     def settings(self) -> dict:
         """What the variant sets, as stored with each of its measurements."""
@@ -182,6 +183,7 @@ def load_target(folder: Path) -> Target:
             lossless=body.get("lossless"),
             services=tuple(body.get("services", [])),
             reference_for=tuple(body.get("reference_for", [])),
+            max_processes=body.get("max_processes"),
         )
         for name, body in raw.get("variants", {}).items()
     }

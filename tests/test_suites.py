@@ -37,3 +37,19 @@ def test_cases_need_an_x(tmp_path):
     bad.write_text('[[scenario]]\nname = "c"\nworkload = "chat"\ncases = [{ groups = 1 }]\n')
     with pytest.raises(suites.SuiteError, match="needs x and x_value"):
         suites.parse_suite("bad", bad)
+
+
+def test_a_suite_skips_the_points_a_variant_cannot_hold_and_runs_the_rest(fake_targets, monkeypatch, tmp_path):
+    from msgbench import runner, targets
+
+    suite = tmp_path / "s.toml"
+    suite.write_text('description = "x"\nrepeat = 1\nwarmup = 0\n[[scenario]]\nname = "ring"\nworkload = "ring"\n'
+                     'params = { m = 1 }\nsweep = { n = [10, 100000] }\n')
+    fake = targets.target("fake")
+    ok = fake.variants["ok"]
+    monkeypatch.setitem(fake.variants, "ok", runner.targets.Variant(**{**ok.__dict__, "max_processes": 1000}))
+    plan = runner.plan_run(suites.load_suite(str(suite)).scenarios, ["fake"], "ok", 1, 0, None, strict_targets=False)
+    assert [j.params["n"] for j in plan.jobs] == [10]
+    assert "needs 100,000 processes; fake/ok allows at most 1,000" in plan.skipped[0]
+    with pytest.raises(runner.PlanError, match="allows at most 1,000"):
+        runner.plan_run(suites.load_suite(str(suite)).scenarios, ["fake"], "ok", 1, 0, None, strict_targets=True)
