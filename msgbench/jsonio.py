@@ -12,7 +12,13 @@ import math
 
 
 class JSONError(ValueError):
-    """Text that is not strict JSON, said in one line."""
+    """Text that is not strict JSON, said in one line; reason without the place, and the
+    place (1-based line and column) where the parser knows it."""
+
+    def __init__(self, message: str, reason: str | None = None, line: int | None = None,
+                 column: int | None = None):
+        super().__init__(message)
+        self.reason, self.line, self.column = reason or message, line, column
 
 
 def refuse_constant(name: str):
@@ -31,7 +37,8 @@ def loads(text: str | bytes):
     try:
         return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
     except json.JSONDecodeError as exc:
-        raise JSONError(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise JSONError(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                        exc.msg, exc.lineno, exc.colno) from None
     except RecursionError:
         raise JSONError("nested too deeply (arrays or objects within each other)") from None
     except UnicodeDecodeError as exc:

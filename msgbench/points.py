@@ -19,12 +19,10 @@ def point_key(m: dict) -> tuple:
     return (m["workload"], m["scenario"], m["target"], m.get("build") or "", m["variant"], canonical(m["params"]))
 
 
-def same_point_key(m: dict, *, with_build: bool = True) -> tuple:
+def same_point_key(m: dict) -> tuple:
     """The key under which the same point of two runs matches: as point_key without the
-    scenario's name, which a suite may have renamed between the runs; without the build
-    too when builds of one run are compared with each other."""
-    build = (m.get("build") or "",) if with_build else ()
-    return (m["workload"], m["target"], *build, m["variant"], canonical(m["params"]))
+    scenario's name, which a suite may have renamed between the runs."""
+    return (m["workload"], m["target"], m.get("build") or "", m["variant"], canonical(m["params"]))
 
 
 def target_label(m: dict) -> str:

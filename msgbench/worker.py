@@ -26,7 +26,7 @@ SUPERVISOR_GRACE_S = 1.5
 class Outcome:
     status: str  # ok | failed | unsupported | error | timeout | interrupted
     error: str | None = None
-    metrics: dict = field(default_factory=dict)  # derived from measured (an old worker: its own)
+    metrics: dict = field(default_factory=dict)  # derived by the harness from measured
     verify: dict = field(default_factory=dict)
     measured: dict | None = None  # the raw facts of a thin worker's result
     histograms: dict = field(default_factory=dict)

@@ -432,14 +432,9 @@ final class Chat {
       stopAll(s);
       failed(s);
 
-      long received = 0;
-      long inWindow = 0;
-      long cross = 0;
-      long self = 0;
-      long last = 0;
       long processes = 0;
       long started = 0;
-      Histogram latency = new Histogram();
+      ChatTally tally = new ChatTally();
       for (Group grp : groups) {
         processes += grp.started ? 1 : 0;
       }
@@ -447,29 +442,11 @@ final class Chat {
         Client c = clients[k];
         started += users[k].started ? 1 : 0;
         processes += (users[k].started ? 1 : 0) + (c.started ? 1 : 0);
-        received += c.received;
-        inWindow += c.inWindow;
-        cross += c.crossGroup;
-        self += c.selfDeliveries;
-        latency.merge(c.latency);
-        last = Math.max(last, c.lastDelivery);
+        tally.add(
+            c.received, c.inWindow, c.crossGroup, c.selfDeliveries, c.latency, c.lastDelivery);
       }
-      Wire.Result r = new Wire.Result();
-      r.measured.put("setup_ns", setup);
-      r.measured.put("send_window_ns", stoppedAt - s.start);
-      r.measured.put("drain_ns", Math.max(last - s.deadline, 0));
-      r.measured.put("received_in_window", inWindow);
-      r.measured.put("processes_count", processes);
-      r.measured.put("peak_rss_bytes", Proc.peakRssBytes());
-      r.measured.put("runtime_memory_bytes", runtimeMemory);
-      r.measured.put("latency_max_ns", latency.max());
-      r.verify.put("sent", sent);
-      r.verify.put("received", received);
-      r.verify.put("cross_group", cross);
-      r.verify.put("self_deliveries", self);
-      r.verify.put("users", started);
-      r.histograms.put("latency_ns", latency.sparse());
-      return r;
+      return tally.result(
+          setup, stoppedAt - s.start, s.deadline, processes, runtimeMemory, sent, started);
     } finally {
       stopAll(s);
     }
