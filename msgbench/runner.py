@@ -391,5 +391,5 @@ def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, starte
         "verify": outcome.verify,
         "runtime_version": (outcome.hello or {}).get("runtime_version"),
         "started_at": started_at, "worker": outcome.worker_info(),
-        "stderr_tail": outcome.stderr_tail, "extra": job.variant.settings(),
+        "stderr_tail": outcome.stderr_tail, "extra": job.variant.settings(), "series": outcome.series,
     })

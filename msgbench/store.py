@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS measurements (
     started_at TEXT,
     worker TEXT NOT NULL DEFAULT '{}',
     stderr_tail TEXT,
-    extra TEXT NOT NULL DEFAULT '{}'
+    extra TEXT NOT NULL DEFAULT '{}',
+    series TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements(run_id);
 CREATE TABLE IF NOT EXISTS run_logs (
@@ -58,7 +59,7 @@ CREATE TABLE IF NOT EXISTS run_logs (
 );
 """
 
-_JSON_COLUMNS = ("params", "x", "metrics", "verify", "worker", "extra")
+_JSON_COLUMNS = ("params", "x", "metrics", "verify", "worker", "extra", "series")
 
 
 def now_iso() -> str:
@@ -226,6 +227,7 @@ class Store:
                 m[column] = json.loads(m[column]) if m[column] is not None else None
             m["warmup"] = bool(m["warmup"])
             m.setdefault("build", "")  # a read-only store from before builds
+            m["series"] = m.get("series") or []  # likewise, from before time series
             m["extra"] = m["extra"] or {}
             del m["id"], m["run_id"]
             found.append(m)
@@ -266,12 +268,12 @@ class Store:
 
 
 # Columns added after the first release, with their definitions (for older stores).
-_ADDED_COLUMNS = {"build": "TEXT NOT NULL DEFAULT ''"}
+_ADDED_COLUMNS = {"build": "TEXT NOT NULL DEFAULT ''", "series": "TEXT NOT NULL DEFAULT '[]'"}
 
 _MEASUREMENT_COLUMNS = [
     "scenario", "workload", "target", "build", "variant", "variant_label", "params", "sweep", "x",
     "repetition", "warmup", "status", "error", "metrics", "verify", "runtime_version",
-    "started_at", "worker", "stderr_tail", "extra",
+    "started_at", "worker", "stderr_tail", "extra", "series",
 ]
 _INSERT_MEASUREMENT = (f"INSERT INTO measurements (run_id, {', '.join(_MEASUREMENT_COLUMNS)})"
                        f" VALUES (?, {', '.join('?' * len(_MEASUREMENT_COLUMNS))})")
@@ -279,7 +281,7 @@ _INSERT_MEASUREMENT = (f"INSERT INTO measurements (run_id, {', '.join(_MEASUREME
 
 def _measurement_row(m: dict) -> list:
     return [_dumps(m.get(c)) if c in _JSON_COLUMNS else int(m[c]) if c == "warmup"
-            else (m.get(c) or "") if c == "build" else m.get(c)
+            else (m.get(c) or "") if c == "build" else (m.get(c) or []) if c == "series" else m.get(c)
             for c in _MEASUREMENT_COLUMNS]
 
 

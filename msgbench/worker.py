@@ -17,6 +17,8 @@ from msgbench import interrupts, jsonio, procs, spec
 from msgbench.groups import KILL_GRACE_S, stop_group
 
 STDERR_KEEP_BYTES = 16_384
+# Samples are taken about once a second outside the measured path: a day's soak is 86,400.
+MAX_SAMPLES = 100_000
 # The supervisor TERMs the worker's descendants and KILLs them after this; shorter than
 # KILL_GRACE_S, so it is done before the harness would KILL the supervisor itself.
 SUPERVISOR_GRACE_S = 1.5
@@ -30,6 +32,7 @@ class Outcome:
     verify: dict = field(default_factory=dict)
     measured: dict | None = None  # the raw facts of a thin worker's result
     histograms: dict = field(default_factory=dict)
+    series: list = field(default_factory=list)  # the worker's samples over time: {"t_ms", name: value}
     hello: dict | None = None
     wall_s: float = 0.0
     max_rss_bytes: int | None = None
@@ -61,6 +64,7 @@ class _Protocol:
         self.hello = None
         self.final = None  # the result or error message
         self.breach = None
+        self.series = []
 
     def feed(self, raw: bytes) -> None:
         if self.breach:
@@ -85,8 +89,18 @@ class _Protocol:
         elif message["type"] == "progress":
             if self.on_progress:
                 self.on_progress(message["done"], message["total"])
+        elif message["type"] == "sample":
+            self._sample(message)
         else:
             self.final = message
+
+    def _sample(self, message: dict) -> None:
+        if len(self.series) >= MAX_SAMPLES:
+            self.breach = f"the worker sent more than {MAX_SAMPLES} samples (at most one a second is expected)"
+        elif self.series and message["t_ms"] < self.series[-1]["t_ms"]:
+            self.breach = f"the worker's sample at t_ms={message['t_ms']} is earlier than its previous one"
+        else:
+            self.series.append({"t_ms": message["t_ms"], **message["values"]})
 
     def _hello(self, message: dict) -> None:
         if self.hello is not None:
@@ -220,6 +234,7 @@ def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float)
         outcome.status = "ok"
         outcome.verify = final["verify"]
         outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
+        outcome.series = protocol.series
 
 
 def _reap(proc: subprocess.Popen) -> None:

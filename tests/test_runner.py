@@ -54,6 +54,7 @@ def test_targets_are_interleaved(fake_targets):
     ("nohello", "error", "first line was not hello"),
     ("wrongschema", "error", "breaks the protocol"),
     ("wrongfacts", "error", "measured pass_wall_ms is not a raw fact of ring"),
+    ("badsample", "error", "breaks the protocol"),
 ])
 def test_misbehaving_worker_is_stored_as_such(fake_targets, variant, status, words):
     code = run_cli("run", "ring", "--target", "fake", "--variant", variant, "-p", "n=10",
@@ -65,6 +66,23 @@ def test_misbehaving_worker_is_stored_as_such(fake_targets, variant, status, wor
     summary = doc["runs"][0]["summary"][0]
     assert summary["status"] == status and summary["metrics"] == {}
     assert not processes_matching("worker.py")
+
+
+def test_a_workers_samples_are_stored_and_exported_as_its_time_series(fake_targets, tmp_path):
+    assert run_cli("run", "ring", "--target", "fake", "--variant", "samples,ok", "-p", "n=10",
+                   "--repeat", "1", "--warmup", "0", "--no-build") == 0
+    _, measurements, doc = only_run(fake_targets)
+    by_variant = {m["variant"]: m for m in measurements}
+    expected = [{"t_ms": 0.0, "rss_bytes": 1000, "gc_count": 0.0}, {"t_ms": 1000.0, "rss_bytes": 1500, "gc_count": 1.0}]
+    assert by_variant["samples"]["series"] == expected
+    assert by_variant["ok"]["series"] == []
+    exported = tmp_path / "run.json"
+    assert run_cli("export", doc["runs"][0]["id"], "--format", "json", "-o", str(exported)) == 0
+    run_id = doc["runs"][0]["id"]
+    assert run_cli("delete", run_id) == 0
+    assert run_cli("import", str(exported)) == 0
+    again = {m["variant"]: m for m in Store(fake_targets).measurements(run_id)}
+    assert again["samples"]["series"] == expected
 
 
 def test_hanging_worker_and_its_children_are_killed_at_the_time_limit(fake_targets):
