@@ -1,6 +1,7 @@
 """The target registry: targets/<name>/target.toml, availability, builds and versions."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -241,6 +242,26 @@ def require_installed(t: Target) -> None:
         how = f"; install it with: {hint}" if hint else ""
         where = f" (build {t.build_label}: PATH starts {t.build_of.path})" if t.build_of and t.build_of.path else ""
         raise TargetError(f"target {t.label} needs {', '.join(missing)}, which is not installed{where}{how}")
+    if t.build_of:
+        _require_working_runtime(t)
+
+
+def _require_working_runtime(t: Target) -> None:
+    """A build whose runtime is there but broken (a half-installed tree, a missing shared
+    library) is refused by name before it runs, as a missing one is: its version command
+    must succeed."""
+    if not t.version:
+        return
+    try:
+        proc = sysinfo.run_bounded(t.version, cwd=t.folder, env=t.build_env())
+    except sysinfo.CommandHung as exc:
+        raise TargetError(f"build {t.label}: its version command {exc}; is the runtime working?") from None
+    except OSError as exc:
+        raise TargetError(f"build {t.label}: its version command {shlex.join(t.version)} cannot start: {exc}") from None
+    if proc.returncode != 0:
+        said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        raise TargetError(f"build {t.label}: its runtime does not work: `{shlex.join(t.version)}` exited with "
+                          f"code {proc.returncode}" + (f": {said[0].strip()}" if said else ""))
 
 
 def build(t: Target, quiet: bool = True) -> None:

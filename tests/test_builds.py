@@ -103,6 +103,23 @@ def test_a_missing_build_is_skipped_and_the_others_run(fake_targets, capsys):
     assert any("fake@gone" in note for note in run["notes"])
 
 
+def test_a_build_whose_runtime_is_broken_is_skipped_by_name_and_the_others_run(fake_targets, tmp_path, capsys):
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    runtime = broken / "python3"  # there, but it cannot start: a half-installed runtime
+    runtime.write_text("#!/bin/sh\necho 'python3: error while loading shared libraries: libpython3.so' >&2\nexit 127\n")
+    runtime.chmod(0o755)
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--build", f"fake:broken={broken}", "--build", "fake:here", "--no-build")
+    assert code == 0
+    err = capsys.readouterr().err
+    assert ("build fake@broken: its runtime does not work: `python3 worker.py --version` exited with code 127: "
+            "python3: error while loading shared libraries") in err
+    run, measured = only_run(fake_targets)
+    assert {m["build"] for m in measured} == {"here"}
+    assert any("fake@broken: its runtime does not work" in note for note in run["notes"])
+
+
 def test_a_build_that_fails_to_build_is_skipped_and_the_others_run(fake_targets, tmp_path, capsys):
     builds = tmp_path / "builds.toml"
     builds.write_text('[[build]]\ntarget = "fake"\nlabel = "broken"\nenv = { FAKE_BUILD_FAILS = "1" }\n'
