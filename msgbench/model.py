@@ -159,6 +159,13 @@ def series_label(entry: Entry, multi_run: bool) -> str:
     return f"{entry.run.label} {label}" if multi_run else label
 
 
+def source_of(entry: Entry, multi_run: bool) -> str:
+    """What marks a trace's run and build apart (marker, dash): "run@build", "@build", or ""."""
+    build = entry.summary.get("build") or ""
+    run = entry.run.label if multi_run else ""
+    return f"{run}@{build}" if build else run
+
+
 def metric_names(entries: Iterable[Entry]) -> list[str]:
     names: dict[str, None] = {}
     for entry in entries:
@@ -212,15 +219,22 @@ def pool(points: list[Point], x: object) -> Point:
 
 
 def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = False,
-          colour_key: str | None = None) -> dict:
+          colour_key: str | None = None, target: str = "", source: str = "",
+          member: str = "") -> dict:
     """A trace as the plotting code takes it: parallel lists, one item per point.
 
     colour_key: traces that share it share a colour (a target's message rate and its
     payload rate on the second axis); the label by default.
+    target, source, member: what figures.style colours and marks the trace by — the
+    target picks the colour family, member (variant and split) the shade within it,
+    source (run and build) the marker and dash. Empty: taken from the label.
     """
     return {
         "label": label,
         "colour_key": colour_key or label,
+        "target": target,
+        "source": source,
+        "member": member,
         "axis": axis,
         "dash": dash,
         "x": [p.x for p in points],
@@ -260,8 +274,11 @@ def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
         series = " ".join(filter(None, [data.label(members[0]),
                                         f"[{split(members[0])}]" if split(members[0]) else ""]))
         label = " ".join(filter(None, [series, suffix]))
+        first = members[0]
         traces.append(trace(label, [point_of(at.get(x), metric, x) for x in xs], axis=axis,
-                            dash=dash, colour_key=series if colour_by_series else label))
+                            dash=dash, colour_key=series if colour_by_series else label,
+                            target=first.summary["target"], source=source_of(first, data.multi_run),
+                            member=" ".join(filter(None, [first.summary["variant"], split(first)]))))
     return traces
 
 

@@ -74,6 +74,8 @@ def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
     for data in model.collect(doc, workloads.order):
         graphs += workloads.plugin(data.workload).page_graphs(data)
         graphs += _scenario_graphs(data)
+    for graph in graphs:  # one colour per target, as in the report (figures.style)
+        figures.style(graph["series"])
     return {"name": name, "format": FORMATS[fmt], "graphs": graphs}
 
 
@@ -109,6 +111,7 @@ def from_otp(graphs: list[dict], name: str) -> dict:
             points = [model.Point(x, v, status=s) for x, v, s in
                       zip(graph["x"], row["values"], row["status"], strict=True)]
             series.append(model.trace(row["label"], points))
+        figures.style(series)  # colour by the target the row label names, as msgbench's own
         shaped.append({"key": "otp|" + otp.graph_key(graph["title"]), "title": graph["title"],
                        "subtitle": "", "primary": True, "series": series, **fanin.OTP_AXES})
     return {"name": name, "format": "otp", "graphs": shaped}

@@ -184,7 +184,7 @@ def test_a_legend_click_hides_a_line_and_fill_screen_gives_one_graph_the_window(
     assert "msgplot-full" in frame.get_attribute("class")
     box = frame.bounding_box()
     assert box["width"] >= 1279 and box["height"] >= 899
-    assert float(holder.locator("svg").get_attribute("width")) > 1200
+    assert float(holder.locator("svg.msgplot-svg").get_attribute("width")) > 1200
     page.screenshot(path=str(screenshot_dir / "results-page-fill-screen.png"))
     page.keyboard.press("Escape")
     assert "msgplot-full" not in frame.get_attribute("class")
