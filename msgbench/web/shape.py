@@ -81,10 +81,12 @@ def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
 
 def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
     """Every other metric of every scenario: against the swept param, or per scenario."""
-    skip = workloads.plugin(data.workload).page_skips
+    plugin = workloads.plugin(data.workload)
+    skip = plugin.page_skips
     graphs = []
     for (scenario, sweep, fixed), entries in model.scenario_groups(data.entries).items():
         x_of = None if sweep else (lambda e: e.summary["scenario"])
+        primary = plugin.primary(entries[0].params) or data.primary_metric
         for metric in model.metric_names(entries):
             if metric in skip:
                 continue
@@ -93,7 +95,7 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
                 "title": f"{scenario}: {figures.metric_label(metric)}",
                 "subtitle": model.describe_params(json.loads(fixed)),
                 "x_label": sweep or "scenario", "y_label": figures.metric_label(metric),
-                "better": data.better(metric), "primary": metric == data.primary_metric,
+                "better": data.better(metric), "primary": metric == primary,
                 "x_ticks": "auto",
                 "series": model.series_traces(data, entries, metric, x_of=x_of),
             })

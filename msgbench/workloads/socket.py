@@ -54,4 +54,9 @@ def _without_lists_elsewhere(data: model.WorkloadData, entries: list[model.Entry
     return drawn, absent
 
 
-PLUGIN = Plugin(name="socket", order=3, section=section)
+def primary(params: dict) -> str | None:
+    """echo is judged by its round trip, flow by its bandwidth (the seed's two plots)."""
+    return next((metric for mode, metric, *_ in CHARTS if params.get("mode") == mode), None)
+
+
+PLUGIN = Plugin(name="socket", order=3, section=section, primary=primary)
