@@ -192,15 +192,21 @@ class Ids:
 def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict],
        subtitle: str = "", note: str = "", x_scale: str | None = None,
        y_scale: str | None = None, y2_label: str | None = None, bars: bool = False,
-       x_ticks_at_data: bool = False) -> dict:
+       x_ticks_at_data: bool = False, keep_colours: bool = False) -> dict:
     """A line (or bar) chart; axis scales default to auto_scale over the data.
 
     x_ticks_at_data puts the x ticks at the measured x values (1, 2, 4, 8, 16 senders).
+    keep_colours: the traces are not targets (a measurement's memory by kind) and bring
+    their own colours; marker and dash are still set by source.
     """
     def values(axis: str) -> list:
         return [v for t in traces if t.get("axis", "y") == axis for v in t["y"]]
 
+    colours = [t.get("colour") for t in traces]
     style(traces)
+    if keep_colours:
+        for t, colour in zip(traces, colours, strict=True):
+            t["colour"] = colour or t["colour"]
     y_label = scale_time_axis(y_label, traces)
     if y2_label is not None:
         y2_label = scale_time_axis(y2_label, traces, "y2")

@@ -65,6 +65,9 @@ class WorkloadData:
     spec: spec.Workload | None
     entries: list[Entry]
     runs: list[RunInfo]
+    # The workload's measurements (repetitions, warm-ups excluded) with their runs: what
+    # per-repetition pictures (a measurement's time series) are drawn from.
+    measurements: list[tuple[RunInfo, dict]] = field(default_factory=list)
     multi_run: bool = field(init=False)
 
     def __post_init__(self):
@@ -114,10 +117,15 @@ def collect(doc: dict, order: Callable[[Iterable[str]], list[str]] = sorted) -> 
     names (workloads.order: the sections' order)."""
     infos = run_infos(doc)
     by_workload: dict[str, list[Entry]] = {}
+    measured: dict[str, list[tuple[RunInfo, dict]]] = {}
     for info, run in zip(infos, runs_of(doc), strict=True):
         for summary in summaries_of(run):
             by_workload.setdefault(summary["workload"], []).append(Entry(info, summary))
-    return [WorkloadData(w, workload_spec(w), by_workload[w], infos) for w in order(by_workload)]
+        for m in run.get("measurements") or []:
+            if isinstance(m, dict) and not m.get("warmup") and "workload" in m:
+                measured.setdefault(m["workload"], []).append((info, m))
+    return [WorkloadData(w, workload_spec(w), by_workload[w], infos, measured.get(w, []))
+            for w in order(by_workload)]
 
 
 # ---------------------------------------------------------------- grouping
@@ -164,6 +172,37 @@ def source_of(entry: Entry, multi_run: bool) -> str:
     build = entry.summary.get("build") or ""
     run = entry.run.label if multi_run else ""
     return f"{run}@{build}" if build else run
+
+
+# ---------------------------------------------------------------- time series
+#
+# A measurement may carry "series": samples taken while it ran, each {"t_ms": ms since
+# the measurement started, "<name>_<unit>": number, ...} (chat's memory by kind over
+# time). Read tolerantly: anything that is not a list of such samples is no series.
+
+SERIES_UNITS = ("_bytes", "_count", "_ns", "_per_s", "_percent")
+
+
+def series_samples(measurement: dict) -> list[dict]:
+    samples = measurement.get("series")
+    if not isinstance(samples, list):
+        return []
+    return [s for s in samples if isinstance(s, dict) and _number(s.get("t_ms"))]
+
+
+def series_names(samples: list[dict]) -> dict[str, list[str]]:
+    """The sampled value names, grouped by unit suffix (in SERIES_UNITS order)."""
+    groups: dict[str, list[str]] = {}
+    names = dict.fromkeys(k for s in samples for k, v in s.items() if k != "t_ms" and _number(v))
+    for unit in SERIES_UNITS:
+        members = [n for n in names if n.endswith(unit)]
+        if members:
+            groups[unit] = members
+    return groups
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def metric_names(entries: Iterable[Entry]) -> list[str]:
@@ -245,6 +284,13 @@ def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = Fals
         "status": [p.status for p in points],
         "note": [p.note for p in points],
     }
+
+
+def entry_trace(data: WorkloadData, entry: Entry, points: list[Point]) -> dict:
+    """A trace of one series (entry's run, target, build and variant), labelled and
+    marked for figures.style as series_traces marks its own."""
+    return trace(data.label(entry), points, target=entry.summary["target"],
+                 source=source_of(entry, data.multi_run), member=entry.summary["variant"])
 
 
 def sort_key(x: object) -> tuple:
