@@ -99,9 +99,11 @@ def style(traces: list[dict]) -> list[dict]:
         target = t.get("target") or target_of(t["label"])
         t["target"] = target
         members.setdefault(target, set()).add(t.get("member", ""))
-        if t.get("source", "") not in sources:
+        if t.get("source", "") not in sources and not t.get("fixed"):
             sources.append(t.get("source", ""))
     for t in traces:
+        if t.get("fixed"):  # a mark of its own (history's step changes), styled by its maker
+            continue
         ranked = sorted(members[t["target"]], key=lambda m: (m != "default", m))
         shade_at = SHADES[ranked.index(t.get("member", "")) % len(SHADES)]
         t["colour"] = shade(target_colour(t["target"]), shade_at) if shade_at else target_colour(t["target"])

@@ -19,27 +19,28 @@ from matplotlib import colors, ticker, transforms
 from msgbench import figures
 from msgbench.report import html
 
-_MARKERS = {"circle": "o", "square": "s", "triangle": "^", "diamond": "D"}
-_LINES = {"solid": "-", "dotted": ":", "dashdot": "-.", "longdash": (0, (12, 4)), "dashed": "--"}
+_MARKERS = {"circle": "o", "square": "s", "triangle": "^", "diamond": "D", "ring": "o"}
+_LINES = {"solid": "-", "dotted": ":", "dashdot": "-.", "longdash": (0, (12, 4)), "dashed": "--",
+          "none": "none"}
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
             "#17becf", "#7f7f7f", "#bcbd22")
 
 
-def write_pngs(doc: dict, outdir: Path) -> list[Path]:
-    """Every figure of the report of doc as outdir/<section>-<n>-<title>.png."""
+def write_pngs(doc: dict, outdir: Path, history: list[dict] | None = None) -> list[Path]:
+    """Every figure of the report of doc (and its history) as outdir/<id>-<title>.png."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     colours: dict[str, str] = {}
-    for section in html.sections_of(doc):
-        for item in section["items"]:
-            if item["kind"] == "table":
-                continue
-            path = outdir / f"{item['id']}-{figures.slug(item['title'])}.png"
-            fig = draw(item, colours)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            written.append(path)
+    items = [item for section in html.sections_of(doc) for item in section["items"]]
+    for item in items + list(history or []):
+        if item["kind"] == "table":
+            continue
+        path = outdir / f"{item['id']}-{figures.slug(item['title'])}.png"
+        fig = draw(item, colours)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
     return written
 
 
@@ -106,8 +107,10 @@ def _xy(item: dict, colours: dict[str, str]):
             line_y = [t["y"][i] if i in ok else math.nan for i in range(len(px))]
             line = t.get("line") or ("dashed" if t.get("dash") else "solid")
             marker = _MARKERS.get(t.get("marker"), list(_MARKERS.values())[index % len(_MARKERS)])
+            ring = t.get("marker") == "ring"  # an open circle around the point it marks
             target.plot(line_x, line_y, color=colour, linestyle=_LINES.get(line, "-"),
-                        marker=marker, markersize=4, label=label, gid=t.get("source", ""))
+                        marker=marker, markersize=11 if ring else 4, label=label,
+                        gid=t.get("source", ""), markerfacecolor="none" if ring else colour)
             if err:
                 target.errorbar([px[i] for i in ok], ys, yerr=err, fmt="none", ecolor=colour,
                                 capsize=3, alpha=0.75, linewidth=1)

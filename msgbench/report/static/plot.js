@@ -251,8 +251,10 @@
       svg('rect', {x: 8, y: 1, width: 14, height: 10, fill: entry.colour}, box);
       return;
     }
-    svg('line', {x1: 1, x2: 29, y1: 6, y2: 6, stroke: entry.colour, 'stroke-width': 2,
-      'stroke-dasharray': DASHES[entry.line] || 'none'}, box);
+    if (entry.line !== 'none') {
+      svg('line', {x1: 1, x2: 29, y1: 6, y2: 6, stroke: entry.colour, 'stroke-width': 2,
+        'stroke-dasharray': DASHES[entry.line] || 'none'}, box);
+    }
     drawMarker(box, entry.marker, 15, 6, entry.colour);
   }
 
@@ -439,6 +441,7 @@
 
   function drawMarker(g, shape, x, y, colour) {
     var r = 4;
+    if (shape === 'ring') return svg('circle', {cx: x, cy: y, r: r + 3, fill: 'none', stroke: colour, 'stroke-width': 2}, g);
     if (shape === 'square') return svg('rect', {x: x - r, y: y - r, width: 2 * r, height: 2 * r, fill: colour}, g);
     if (shape === 'triangle') {
       return svg('path', {d: 'M' + x + ',' + (y - r - 1) + 'L' + (x + r + 1) + ',' + (y + r) + 'L' + (x - r - 1) + ',' + (y + r) + 'Z', fill: colour}, g);
@@ -488,7 +491,7 @@
       d += (pen ? 'L' : 'M') + xScale.map(t.x[i]) + ',' + scale.map(t.y[i]);
       pen = true;
     });
-    if (d) {
+    if (d && lineOf(t) !== 'none') {  // 'none': marks only (history's step changes)
       svg('path', {d: d, fill: 'none', stroke: colour, 'stroke-width': 2, 'class': 'msgplot-line',
         'stroke-dasharray': DASHES[lineOf(t)] || 'none'}, g);
     }
