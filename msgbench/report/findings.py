@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from msgbench import figures, model, stats, workloads
 from msgbench.compare import ALPHA
-from msgbench.points import canonical
+from msgbench.points import canonical, target_label
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Finding:
     metric: str
     better: str
     params: str = ""  # what sets this scenario apart from others of the same name (m=10)
+    run: str = ""  # the run, when the document holds several (targets compete within a run)
     leader: str = ""
     leads_at: str = ""  # "4 of 5 points"
     at: str = ""  # where the margin is measured: "senders = 16"
@@ -43,20 +44,22 @@ class Finding:
         return self.p_value is not None and self.p_value < ALPHA
 
     def margin_text(self) -> str:
+        """1.23× erlang/default at senders = 16 (the leader there, when another series)."""
         if self.ratio is None:
             return "one series only" if self.leader else "no numbers"
-        word = "faster" if self.better == "lower" else "more"
-        head = f"{self.ahead} ahead of {self.runner_up} by {self.ratio:.2f}× ({word}) at {self.at}"
+        ahead = "" if self.ahead == self.leader else f"{self.ahead} "
+        return f"{ahead}{self.ratio:.2f}× {self.runner_up} at {self.at}"
+
+    def significance_text(self) -> str:
+        if self.ratio is None:
+            return ""
         if self.p_value is None:
-            return head + " (no repetitions in the document to test)"
+            return "no repetitions in the document to test"
         verdict = "significant" if self.significant else "not significant"
-        word = "faster" if self.better == "lower" else "more"
-        return (f"{self.ahead} ahead of {self.runner_up} by {self.ratio:.2f}× ({word}) at {self.at} "
-                f"(p = {self.p_value:.2g}, {self.samples[0]} vs {self.samples[1]} repetitions: "
-                f"{verdict})")
+        return f"p = {self.p_value:.2g} ({self.samples[0]} vs {self.samples[1]} repetitions): {verdict}"
 
     def verification_text(self) -> str:
-        parts = [f"{self.ok} ok"]
+        parts = [f"{self.ok} of {self.ok + self.failed + self.unsupported} points ok"]
         if self.failed:
             parts.append(f"{self.failed} failed")
         if self.unsupported:
@@ -76,9 +79,12 @@ def findings(doc: dict) -> list[Finding]:
             metric = plugin.primary(entries[0].params) or data.primary_metric
             if metric is None:
                 continue
-            finding = _finding(data, scenario, entries, metric, values)
-            finding.params = model.describe_params(extra)
-            out.append(finding)
+            # Targets compete within a run; comparing runs is `msgbench compare`'s business.
+            for run_entries in model.group_by(entries, lambda e: e.run.index).values():
+                finding = _finding(data, scenario, run_entries, metric, values)
+                finding.params = model.describe_params(extra)
+                finding.run = run_entries[0].run.label if data.multi_run else ""
+                out.append(finding)
     return out
 
 
@@ -105,7 +111,7 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
     leaders = []
     for members in by_x.values():
         ranked = sorted(members, key=lambda e: -sign * _median(e, metric))
-        leaders.append(data.label(ranked[0]))
+        leaders.append(_who(ranked[0]))
     if not leaders:
         return f
     f.leader = max(dict.fromkeys(leaders), key=leaders.count)
@@ -118,7 +124,7 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
     a, b = _median(best, metric), _median(second, metric)
     if a > 0 and b > 0:
         f.ratio = a / b if better == "higher" else b / a
-    f.ahead, f.runner_up = data.label(best), data.label(second)
+    f.ahead, f.runner_up = _who(best), _who(second)
     sweep = best.summary.get("sweep")
     f.at = f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else "its one point"
     sample_a, sample_b = values.get(_key(best), {}).get(metric, []), values.get(_key(second), {}).get(metric, [])
@@ -126,6 +132,10 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
     if sample_a and sample_b:
         f.p_value = stats.mann_whitney(sample_a, sample_b).p_value
     return f
+
+
+def _who(entry: model.Entry) -> str:
+    return target_label(entry.summary)
 
 
 def _median(entry: model.Entry, metric: str) -> float | None:

@@ -276,7 +276,11 @@
         list = html('ul', 'msgplot-legend-items', group);
       }
       entries.forEach(function (entry) {
-        if (entry.source === source) self.legendEntry(list, entry);
+        if (entry.source !== source) return;
+        // Under its source's heading an entry need not repeat the source in its label.
+        var shown = grouped && source && entry.label.indexOf(source + ' ') === 0
+          ? entry.label.slice(source.length + 1) : entry.label;
+        self.legendEntry(list, Object.assign({}, entry, {shown: shown}));
       });
     });
   };
@@ -291,7 +295,8 @@
       button.setAttribute('aria-pressed', self.hidden.has(entry.index) ? 'false' : 'true');
       button.title = 'click to hide or show this line';
       swatch(button, entry);
-      html('span', 'msgplot-label', button, entry.label);
+      html('span', 'msgplot-label', button, entry.shown || entry.label);
+      button.setAttribute('aria-label', entry.label);
       button.addEventListener('click', function () { self.toggle(entry.index); });
     })();
   };
