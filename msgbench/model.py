@@ -168,10 +168,11 @@ def series_label(entry: Entry, multi_run: bool) -> str:
 
 
 def source_of(entry: Entry, multi_run: bool) -> str:
-    """What marks a trace's run and build apart (marker, dash): "run@build", "@build", or ""."""
+    """What marks a trace's run and build apart (marker, dash), as its legend heading
+    says it: "RUN", "build master", "RUN, build master", or "" (one run, no builds)."""
     build = entry.summary.get("build") or ""
     run = entry.run.label if multi_run else ""
-    return f"{run}@{build}" if build else run
+    return ", ".join(filter(None, [run, f"build {build}" if build else ""]))
 
 
 # ---------------------------------------------------------------- time series

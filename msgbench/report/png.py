@@ -180,6 +180,7 @@ def _scales(ax, y_scale, ax2, y2, x_scale, category, y_format=None) -> None:
         axis.yaxis.set_major_formatter(_PERCENT if axis is ax and y_format == "percent" else _SI)
     if x_scale == "log" and not category:
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(_SI)  # 100, 1k, 10k as the HTML's ticks, not 10^2
 
 
 def _tick(x) -> str:

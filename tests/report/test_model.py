@@ -192,3 +192,23 @@ def test_times_are_drawn_in_a_unit_that_keeps_numbers_short(unit, values, label,
     assert figure["y"]["label"] == label
     assert figure["traces"][0]["y"][0] == pytest.approx(first)
     assert figure["traces"][0]["lo"][0] == pytest.approx(first)
+
+
+def test_builds_of_one_target_share_its_colour_and_differ_by_marker():
+    """Two builds of erlang interleaved in one run (the OTP page's master vs a branch)."""
+    from tests.report.test_sections import doc_of, point
+    points = []
+    for build, speed in (("master", 1.0), ("branch", 1.2)):
+        for senders in (1, 2, 4):
+            p = point("fanin", "fanin-message-1", {"senders": senders, "mix": [
+                {"percent": 100, "kind": "message", "size": 1}], "duration_ms": 1000},
+                {"receive_throughput_per_s": 1e6 * senders * speed,
+                 "send_throughput_per_s": 2e6 * senders * speed})
+            p.update(build=build, sweep="senders", x=senders)
+            points.append(p)
+    section = next(s for s in html.sections_of(doc_of(points)) if s["workload"] == "fanin")
+    traces = section["items"][0]["traces"]
+    assert [t["label"] for t in traces] == ["erlang@master/default", "erlang@branch/default"]
+    assert traces[0]["colour"] == traces[1]["colour"] == figures.TARGET_COLOURS["erlang"]
+    assert (traces[0]["marker"], traces[0]["line"]) != (traces[1]["marker"], traces[1]["line"])
+    assert section["items"][0]["sources"] == ["build master", "build branch"]
