@@ -165,7 +165,8 @@ def _grouped(handles, labels, item):
         out_h.append(plt.Line2D([], [], linestyle="none"))  # a heading, no mark
         out_l.append(source or "(this run)")
         out_h += [h for h, _ in members]
-        out_l += ["  " + lab for _, lab in members]
+        # Under its source's heading an entry need not repeat the source.
+        out_l += ["  " + (lab.removeprefix(source + " ") if source else lab) for _, lab in members]
     return out_h, out_l
 
 
