@@ -5,8 +5,11 @@ The same description is drawn by the browser (static/plot.js) and by matplotlib
 
 - xy: {"kind": "xy", "id", "title", "subtitle", "note", "bars",
        "x": {"label", "scale"}, "y": {"label", "scale"}, "y2": axis or None,
-       "traces": [model.trace(...)]}
-  scale is "linear", "log" or "category" (x only: points evenly spaced, in order).
+       "traces": [model.trace(...)], "sources": [source, ...]}
+  scale is "linear", "log" or "category" (x only: points evenly spaced, in order);
+  an axis may say "format": "percent". style() gives every trace its "colour" (its
+  target's, shaded per member), "marker" and "line" (per source: run or build), which
+  both renderers draw as they are; "sources" heads the legend's groups.
 - heatmap: {"kind": "heatmap", "id", "title", "subtitle", "note",
             "x": {"label", "values"}, "y": {"label", "values"}, "z_label", "scale",
             "z": [[value or None per x] per y], "status": [[status per x] per y]}

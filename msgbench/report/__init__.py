@@ -6,7 +6,7 @@
                                             runs (the History section; [] with one run)
 
 doc is a results document (docs/results-format.md), possibly with several runs.
-Each workload's pictures are one module in msgbench/report/workloads/.
+Each workload's pictures are its plug-in's section (msgbench/workloads/<name>.py).
 """
 
 from pathlib import Path
