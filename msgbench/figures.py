@@ -58,7 +58,9 @@ TARGET_COLOURS = dict(zip(KNOWN_TARGETS, TARGET_PALETTE, strict=True))
 # A source's marker and line; the page's plot.js draws the same names.
 MARKERS = ("circle", "square", "triangle", "diamond")
 SOURCE_LINES = ("solid", "dotted", "dashdot", "longdash")
-METRIC_DASH = "dashed"  # a trace's second metric (received after sent, payload after messages)
+# A chart of several metrics per series (chat's sent and received, latency p50, p99,
+# max) tells the metrics apart by line, and its sources by marker only.
+METRIC_LINES = ("solid", "dashed", "dotted", "dashdot", "longdash")
 # Shades of a target's colour for its 2nd, 3rd... member: + lighter, - darker.
 SHADES = (0.0, 0.45, -0.35, 0.7, -0.55, 0.25)
 
@@ -86,7 +88,7 @@ def palette() -> dict:
     """The colour table as data for the browser (report and page): known targets and
     the fallbacks, so JavaScript picks the same colour for a target Python never saw."""
     return {"targets": TARGET_COLOURS, "other": list(OTHER_PALETTE), "shades": list(SHADES),
-            "markers": list(MARKERS), "lines": list(SOURCE_LINES), "metric_dash": METRIC_DASH}
+            "markers": list(MARKERS), "lines": list(SOURCE_LINES), "metric_lines": list(METRIC_LINES)}
 
 
 def style(traces: list[dict]) -> list[dict]:
@@ -94,7 +96,9 @@ def style(traces: list[dict]) -> list[dict]:
 
     colour: the target's, shaded per member (variant, split) of that target in this
     chart, members in sorted order so a variant keeps its shade in every chart;
-    marker and line: per source (run, build), in order of first appearance.
+    marker and line: per source (run, build), in order of first appearance — except in
+    a chart of several metrics per series, where the line tells the metric (its dash
+    index) and the marker alone the source.
     """
     sources: list[str] = []
     members: dict[str, set] = {}
@@ -104,6 +108,7 @@ def style(traces: list[dict]) -> list[dict]:
         members.setdefault(target, set()).add(t.get("member", ""))
         if t.get("source", "") not in sources and not t.get("fixed"):
             sources.append(t.get("source", ""))
+    metrics_split = any(t.get("dash") and not t.get("fixed") for t in traces)
     for t in traces:
         if t.get("fixed"):  # a mark of its own (history's step changes), styled by its maker
             continue
@@ -112,7 +117,10 @@ def style(traces: list[dict]) -> list[dict]:
         t["colour"] = shade(target_colour(t["target"]), shade_at) if shade_at else target_colour(t["target"])
         k = sources.index(t.get("source", ""))
         t["marker"] = MARKERS[k % len(MARKERS)]
-        t["line"] = METRIC_DASH if t.get("dash") else SOURCE_LINES[k % len(SOURCE_LINES)]
+        if metrics_split:
+            t["line"] = METRIC_LINES[int(t.get("dash") or 0) % len(METRIC_LINES)]
+        else:
+            t["line"] = SOURCE_LINES[k % len(SOURCE_LINES)]
     return traces
 
 

@@ -258,7 +258,7 @@ def pool(points: list[Point], x: object) -> Point:
                  "; ".join(dict.fromkeys(p.note for p in ok if p.note)))
 
 
-def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = False,
+def trace(label: str, points: list[Point], *, axis: str = "y", dash: int = 0,
           colour_key: str | None = None, target: str = "", source: str = "",
           member: str = "") -> dict:
     """A trace as the plotting code takes it: parallel lists, one item per point.
@@ -304,13 +304,15 @@ def sort_key(x: object) -> tuple:
 def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
                   x_of: Callable[[Entry], object] | None = None,
                   split: Callable[[Entry], str] | None = None, suffix: str = "",
-                  axis: str = "y", dash: bool = False, colour_by_series: bool = False) -> list[dict]:
+                  axis: str = "y", dash: int = 0, colour_by_series: bool = False) -> list[dict]:
     """One trace per run/target/variant (and per split value): the metric at every x.
 
     split names what else sets entries of one chart apart ("sockets=16"); it joins
     the label in brackets. suffix is appended to every label ("received").
     colour_by_series: a series' traces of several metrics share its colour (pubsub's
     solid message rate and dashed payload rate); otherwise each label has its own.
+    dash: the metric's place among several metrics of one chart (0 first: solid; 1, 2...
+    the figures.METRIC_LINES), so p50, p99 and max of one series read apart.
     """
     x_of = x_of or (lambda e: e.summary.get("x"))
     split = split or (lambda e: "")

@@ -63,7 +63,7 @@ def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
             traces = []
             for i, (metric, suffix) in enumerate(present):
                 traces += model.series_traces(data, entries, metric, x_of=users, split=split,
-                                              suffix=suffix, dash=i > 0)
+                                              suffix=suffix, dash=i)
             if not model.has_numbers(traces):
                 continue
             items.append(figures.xy(

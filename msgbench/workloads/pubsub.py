@@ -39,7 +39,7 @@ def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
             traces = []
             for i, (metric, suffix) in enumerate(present):
                 traces += model.series_traces(data, entries, metric, x_of=x_of, split=split,
-                                              suffix=suffix, dash=i > 0)
+                                              suffix=suffix, dash=i)
             if model.has_numbers(traces):
                 items.append(figures.xy(
                     ids.next(), f"{scenario}: delivery latency vs payload size",

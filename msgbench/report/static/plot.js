@@ -16,7 +16,7 @@
   var PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b',
     '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
   var MARKERS = ['circle', 'square', 'triangle', 'diamond'];
-  // Line patterns by name (figures.py SOURCE_LINES and METRIC_DASH).
+  // Line patterns by name (figures.py SOURCE_LINES and METRIC_LINES).
   var DASHES = {solid: 'none', dotted: '2 3', dashdot: '8 3 2 3', longdash: '12 4', dashed: '6 4'};
   var HEAT = ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'];  // viridis stops
   var STRIP = 18;  // px at the bottom of the plot area where n/a and failed points sit

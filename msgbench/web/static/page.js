@@ -132,6 +132,8 @@
       var used = new Set();
       var series = [];
       var origins = [];  // the sources of this graph's series: one marker and dash each
+      // A graph of several metrics per series keeps its lines for the metrics (figures.style).
+      var metricLines = entry.parts.some(function (p) { return p.graph.series.some(function (s) { return s.dash; }); });
       entry.parts.forEach(function (part) {
         part.graph.series.forEach(function (s) {
           var label = s.label;
@@ -147,7 +149,7 @@
             var n = origins.indexOf(origin);
             styled.source = origin;
             styled.marker = MsgPlot.MARKERS[n % MsgPlot.MARKERS.length];
-            styled.line = s.dash ? 'dashed' : MsgPlot.SOURCE_LINES[n % MsgPlot.SOURCE_LINES.length];
+            styled.line = metricLines ? s.line : MsgPlot.SOURCE_LINES[n % MsgPlot.SOURCE_LINES.length];
           }
           series.push(Object.assign({}, s, styled));
         });
