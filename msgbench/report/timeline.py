@@ -12,7 +12,7 @@ step changes trend.py finds (a Mann-Whitney U test against the run before) are
 ringed, and a point's tooltip gives the change and its p value.
 """
 
-from msgbench import figures, model, spec, trend
+from msgbench import figures, model, spec, trend, workloads
 from msgbench.points import describe
 
 STEP_COLOUR = "#000000"
@@ -22,28 +22,25 @@ def history_figures(store, doc: dict) -> list[dict]:
     """The trend charts of doc's scenarios, or [] when no scenario has two runs."""
     ids = figures.Ids("history")
     items = []
-    for data in model.collect(doc):
+    for data in model.collect(doc, workloads.order):
         if data.spec is None:
             continue
-        wanted = _heaviest_points(data)
-        if not wanted:
-            continue
-        by_scenario: dict[str, list[trend.Series]] = {}
-        for series in trend.trend(store, data.workload):
-            if (series.scenario, series.point) in wanted and len(series.entries) > 1:
-                by_scenario.setdefault(series.scenario + " " + series.point, []).append(series)
-        for found in by_scenario.values():
-            items.append(_figure(ids.next(), found, data.spec))
+        plugin = workloads.plugin(data.workload)
+        # (scenario, point) at each scenario's largest x, by the metric it is judged by
+        # (socket echo: round trip, not the spec's bandwidth).
+        wanted: dict[str, set] = {}
+        for (_scenario, sweep, _fixed), entries in model.scenario_groups(data.entries).items():
+            top = max(entries, key=lambda e: model.sort_key(e.summary.get("x")))
+            metric = plugin.primary(top.params) or data.primary_metric
+            wanted.setdefault(metric, set()).add((top.summary["scenario"],
+                                                  describe(top.params, first=sweep)))
+        for metric, points in wanted.items():
+            by_scenario: dict[str, list[trend.Series]] = {}
+            for series in trend.trend(store, data.workload, metric=metric):
+                if (series.scenario, series.point) in points and len(series.entries) > 1:
+                    by_scenario.setdefault(series.scenario + " " + series.point, []).append(series)
+            items += [_figure(ids.next(), found, data.spec) for found in by_scenario.values()]
     return items
-
-
-def _heaviest_points(data: model.WorkloadData) -> set[tuple[str, str]]:
-    """(scenario, point text) at each scenario's largest x, as trend.py describes points."""
-    out = set()
-    for (_scenario, sweep, _fixed), entries in model.scenario_groups(data.entries).items():
-        top = max(entries, key=lambda e: model.sort_key(e.summary.get("x")))
-        out.add((top.summary["scenario"], describe(top.params, first=sweep)))
-    return out
 
 
 def _figure(fig_id: str, found: list[trend.Series], wl: spec.Workload) -> dict:

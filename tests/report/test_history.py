@@ -57,3 +57,19 @@ def test_history_draws_each_target_over_the_runs_and_rings_the_step(store):
     page = report.render_html({"runs": [runs[-1]]}, history=[chart])
     assert page.index('data-workload="ring"') < page.index('id="history"') < page.index('id="runs"')
     assert f'data-figure="{chart["id"]}"' in page
+
+
+def test_socket_echo_history_follows_the_round_trip_not_the_specs_bandwidth(store):
+    def run(run_id, started, rtt):
+        ms = [measurement(run_id, "socket-echo", "socket", "c", "default",
+                          {"mode": "echo", "size": size, "sockets": 1}, "size", rep, False,
+                          metrics={"round_trip_us": rtt + rep, "msgs_per_s": 1e6 / rtt,
+                                   "bandwidth_bytes_per_s": size * 1e6 / rtt})
+              for size in (64, 1024) for rep in range(1, 5)]
+        return {"id": run_id, "created_at": started, "status": "complete", "measurements": ms}
+    runs = [run("a", "2026-11-20T10:00:00+00:00", 50.0), run("b", "2026-11-21T10:00:00+00:00", 60.0)]
+    for r in runs:
+        store.import_run(r, "test")
+    [chart] = report.history(store, {"runs": [runs[-1]]})
+    assert chart["title"] == "socket-echo: round trip (µs) over the stored runs"
+    assert chart["traces"][0]["y"] == [52.5, 62.5]
