@@ -69,6 +69,9 @@ def _figure(fig_id: str, found: list[trend.Series], wl: spec.Workload) -> dict:
         fig_id, f"{first.scenario}: {figures.metric_label(first.metric)} over the stored runs",
         subtitle=first.point, x_label="run started (UTC)", y_label=figures.metric_label(first.metric),
         x_scale="category", traces=traces,
+        # Targets an order of magnitude apart (erlang's and c's echo round trips) would
+        # flatten the faster ones at the bottom of a linear axis.
+        y_scale=figures.auto_scale([v for t in traces for v in t["y"]], span=10),
         note="; ".join(filter(None, [better, "median of each run; error bars: min–max",
                                      f"every point: msgbench history --trend {first.workload}"])))
 
