@@ -125,7 +125,7 @@ def style(traces: list[dict]) -> list[dict]:
 
 
 def sources_of(traces: list[dict]) -> list[str]:
-    return list(dict.fromkeys(t.get("source", "") for t in traces))
+    return list(dict.fromkeys(t.get("source", "") for t in traces if not t.get("fixed")))
 
 
 # ---------------------------------------------------------------- units

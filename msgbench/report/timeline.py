@@ -61,7 +61,7 @@ def _figure(fig_id: str, found: list[trend.Series], wl: spec.Workload) -> dict:
         traces.append(model.trace(series.label, points, target=series.label.split("@")[0].split("/")[0],
                                   member=series.label.split("/", 1)[-1]))
     if steps:
-        step = model.trace("step change (p < 0.05)", steps, source="step")
+        step = model.trace("step change (p < 0.05)", steps)
         step.update(colour=STEP_COLOUR, marker="ring", line="none", fixed=True)
         traces.append(step)
     better = {"higher": "higher is better", "lower": "lower is better"}.get(first.better, "")

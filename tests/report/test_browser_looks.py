@@ -158,3 +158,35 @@ def test_chat_time_charts_and_the_history_draw_in_the_report(page, tmp_path, scr
     assert not page.problems
     page.locator("section[data-workload=chat]").screenshot(
         path=str(screenshot_dir / "report-chat-series.png"))
+
+
+def test_the_history_rings_its_step_change(page, tmp_path, screenshot_dir):
+    from msgbench.store import Store
+    from tests.report.test_history import ring_run
+
+    store = Store(tmp_path / "history.sqlite")
+    try:
+        runs = [ring_run("r1", "2026-11-20T10:00:00+00:00", {"erlang": 1e7, "go": 2e7}),
+                ring_run("r2", "2026-11-21T10:00:00+00:00", {"erlang": 1e7, "go": 2e7}),
+                ring_run("r3", "2026-11-22T10:00:00+00:00", {"erlang": 1e7, "go": 1e7})]
+        for run in runs:
+            store.import_run(run, "test")
+        doc = {"runs": [runs[-1]]}
+        history = report.history(store, doc)
+    finally:
+        store.close()
+    path = tmp_path / "history.html"
+    path.write_text(report.render_html(doc, history=history), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-rendered=true]")
+    chart = page.locator("#history [data-figure]")
+    assert chart.count() == 1
+    step = chart.locator('g.msgplot-trace[data-label="step change (p < 0.05)"]')
+    assert step.locator("circle.msgplot-point[fill=none]").count() == 1  # one ring
+    assert step.locator("path.msgplot-line").count() == 0  # marks only, no line
+    assert chart.locator("g.msgplot-trace").count() == 3
+    # One run's lines and the ring's entry: no source headings, the labels whole.
+    assert chart.locator(".msgplot-legend-group").count() == 0
+    assert "step change (p < 0.05)" in chart.locator(".msgplot-legend").text_content()
+    assert not page.problems
+    chart.screenshot(path=str(screenshot_dir / "report-history.png"))

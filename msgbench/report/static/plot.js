@@ -255,6 +255,10 @@
       svg('line', {x1: 1, x2: 29, y1: 6, y2: 6, stroke: entry.colour, 'stroke-width': 2,
         'stroke-dasharray': DASHES[entry.line] || 'none'}, box);
     }
+    if (entry.marker === 'ring') {  // drawMarker's ring is sized to circle a point: too big here
+      svg('circle', {cx: 15, cy: 6, r: 4.5, fill: 'none', stroke: entry.colour, 'stroke-width': 2}, box);
+      return;
+    }
     drawMarker(box, entry.marker, 15, 6, entry.colour);
   }
 
