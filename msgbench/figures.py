@@ -84,13 +84,6 @@ def shade(colour: str, amount: float) -> str:
     return "#" + "".join(f"{round(c + (goal - c) * abs(amount)):02x}" for c in rgb)
 
 
-def palette() -> dict:
-    """The colour table as data for the browser (report and page): known targets and
-    the fallbacks, so JavaScript picks the same colour for a target Python never saw."""
-    return {"targets": TARGET_COLOURS, "other": list(OTHER_PALETTE), "shades": list(SHADES),
-            "markers": list(MARKERS), "lines": list(SOURCE_LINES), "metric_lines": list(METRIC_LINES)}
-
-
 def style(traces: list[dict]) -> list[dict]:
     """Set every trace's colour, marker and line (in place; returned for chaining).
 
