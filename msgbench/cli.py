@@ -600,11 +600,12 @@ def cmd_report(args) -> int:
         args.output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    write_output(args.output, report.render_html(doc, title=args.title))
+    history = report.history(store, doc)  # the History section: earlier runs of these scenarios
+    write_output(args.output, report.render_html(doc, title=args.title, history=history))
     print(f"report: {args.output.resolve()}")
     if args.png:
         try:
-            written = report.write_pngs(doc, args.png)
+            written = report.write_pngs(doc, args.png, history)
         except OSError as exc:
             raise UsageError(f"cannot write the PNGs into {args.png}: {exc.strerror or exc}") from None
         print(f"{len(written)} PNG files in {args.png.resolve()}")

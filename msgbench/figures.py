@@ -5,8 +5,11 @@ The same description is drawn by the browser (static/plot.js) and by matplotlib
 
 - xy: {"kind": "xy", "id", "title", "subtitle", "note", "bars",
        "x": {"label", "scale"}, "y": {"label", "scale"}, "y2": axis or None,
-       "traces": [model.trace(...)]}
-  scale is "linear", "log" or "category" (x only: points evenly spaced, in order).
+       "traces": [model.trace(...)], "sources": [source, ...]}
+  scale is "linear", "log" or "category" (x only: points evenly spaced, in order);
+  an axis may say "format": "percent". style() gives every trace its "colour" (its
+  target's, shaded per member), "marker" and "line" (per source: run or build), which
+  both renderers draw as they are; "sources" heads the legend's groups.
 - heatmap: {"kind": "heatmap", "id", "title", "subtitle", "note",
             "x": {"label", "values"}, "y": {"label", "values"}, "z_label", "scale",
             "z": [[value or None per x] per y], "status": [[status per x] per y]}
@@ -14,6 +17,7 @@ The same description is drawn by the browser (static/plot.js) and by matplotlib
   a cell being {"text": str, "status": str}; status "ok" unless the cell is n/a or failed.
 """
 
+import hashlib
 import math
 import re
 
@@ -26,12 +30,127 @@ _UNITS = (
 )
 
 
-def auto_scale(values) -> str:
-    """log when every value is positive and they span two decades or more."""
+def auto_scale(values, span: float = LOG_SPAN) -> str:
+    """log when every value is positive and they span `span` (two decades) or more."""
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if not numbers or min(numbers) <= 0:
         return "linear"
-    return "log" if max(numbers) / min(numbers) >= LOG_SPAN else "linear"
+    return "log" if max(numbers) / min(numbers) >= span else "linear"
+
+
+# ---------------------------------------------------------------- colours and marks
+#
+# One colour per target in every picture msgbench draws (report, PNG, results page,
+# every report): the known targets take fixed places in Tableau's palettes, any other
+# target a colour picked by a hash of its name, so no run or report order can move a
+# colour. Variants (and whatever else splits a target's traces) are shades of the
+# target's colour; runs and builds ("sources") differ by marker and dash.
+
+KNOWN_TARGETS = ("erlang", "go", "rust", "c", "java", "caf", "ghc",
+                 "tcp", "zeromq", "nats", "redis", "mqtt", "rabbitmq")
+# Tableau 10 (category10) then three dark hues of Tableau 20b for the 13 known targets.
+TARGET_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                  "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39")
+# Unknown targets: Tableau 20b/20c's darker hues, by a stable hash of the name.
+OTHER_PALETTE = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#3182bd",
+                 "#e6550d", "#31a354", "#756bb1", "#636363")
+TARGET_COLOURS = dict(zip(KNOWN_TARGETS, TARGET_PALETTE, strict=True))
+# A source's marker and line; the page's plot.js draws the same names.
+MARKERS = ("circle", "square", "triangle", "diamond")
+SOURCE_LINES = ("solid", "dotted", "dashdot", "longdash")
+# A chart of several metrics per series (chat's sent and received, latency p50, p99,
+# max) tells the metrics apart by line, and its sources by marker only.
+METRIC_LINES = ("solid", "dashed", "dotted", "dashdot", "longdash")
+# Shades of a target's colour for its 2nd, 3rd... member: + lighter, - darker.
+SHADES = (0.0, 0.45, -0.35, 0.7, -0.55, 0.25)
+
+
+def target_of(label: str) -> str:
+    """erlang@otp25/default -> erlang; a label without a target (an OTP row) is its own."""
+    return label.split("/", 1)[0].split("@", 1)[0].strip() or label
+
+
+def target_colour(target: str) -> str:
+    if target in TARGET_COLOURS:
+        return TARGET_COLOURS[target]
+    digest = hashlib.sha1(target.encode("utf-8")).digest()
+    return OTHER_PALETTE[digest[0] % len(OTHER_PALETTE)]
+
+
+def shade(colour: str, amount: float) -> str:
+    """colour mixed towards white (amount > 0) or black (amount < 0)."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    goal = 255 if amount > 0 else 0
+    return "#" + "".join(f"{round(c + (goal - c) * abs(amount)):02x}" for c in rgb)
+
+
+def style(traces: list[dict]) -> list[dict]:
+    """Set every trace's colour, marker and line (in place; returned for chaining).
+
+    colour: the target's, shaded per member (variant, split) of that target in this
+    chart, members in sorted order so a variant keeps its shade in every chart;
+    marker and line: per source (run, build), in order of first appearance — except in
+    a chart of several metrics per series, where the line tells the metric (its dash
+    index) and the marker alone the source.
+    """
+    sources: list[str] = []
+    members: dict[str, set] = {}
+    for t in traces:
+        target = t.get("target") or target_of(t["label"])
+        t["target"] = target
+        members.setdefault(target, set()).add(t.get("member", ""))
+        if t.get("source", "") not in sources and not t.get("fixed"):
+            sources.append(t.get("source", ""))
+    metrics_split = any(t.get("dash") and not t.get("fixed") for t in traces)
+    for t in traces:
+        if t.get("fixed"):  # a mark of its own (history's step changes), styled by its maker
+            continue
+        ranked = sorted(members[t["target"]], key=lambda m: (m != "default", m))
+        shade_at = SHADES[ranked.index(t.get("member", "")) % len(SHADES)]
+        t["colour"] = shade(target_colour(t["target"]), shade_at) if shade_at else target_colour(t["target"])
+        k = sources.index(t.get("source", ""))
+        t["marker"] = MARKERS[k % len(MARKERS)]
+        if metrics_split:
+            t["line"] = METRIC_LINES[int(t.get("dash") or 0) % len(METRIC_LINES)]
+        else:
+            t["line"] = SOURCE_LINES[k % len(SOURCE_LINES)]
+    return traces
+
+
+def sources_of(traces: list[dict]) -> list[str]:
+    return list(dict.fromkeys(t.get("source", "") for t in traces if not t.get("fixed")))
+
+
+# ---------------------------------------------------------------- units
+#
+# Times are drawn in the unit that keeps their numbers short (µs -> ms -> s): 25,000 µs
+# reads worse than 25 ms. The conversion happens here once, so the page, the report
+# and the PNGs agree.
+
+_TIME_UNITS = ("ns", "µs", "ms", "s")
+
+
+def scale_time_axis(label: str, traces: list[dict], axis: str = "y") -> str:
+    """Convert the traces of one axis to a larger time unit when their values are big;
+    returns the axis label with the unit it now has."""
+    match = re.search(r"\((ns|µs|ms|s)\)$", label)
+    if not match:
+        return label
+    unit = match.group(1)
+    values = [abs(v) for t in traces if t.get("axis", "y") == axis for v in t["y"]
+              if isinstance(v, (int, float))]
+    factor = 1.0
+    while values and unit != "s" and max(values) / factor >= 10_000:
+        factor *= 1000
+        unit = _TIME_UNITS[_TIME_UNITS.index(unit) + 1]
+    if factor == 1.0:
+        return label
+    for t in traces:
+        if t.get("axis", "y") != axis:
+            continue
+        for key in ("y", "lo", "hi"):
+            t[key] = [v / factor if isinstance(v, (int, float)) else v for v in t[key]]
+    return label[: match.start()] + f"({unit})"
 
 
 def metric_label(metric: str) -> str:
@@ -79,14 +198,24 @@ class Ids:
 def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict],
        subtitle: str = "", note: str = "", x_scale: str | None = None,
        y_scale: str | None = None, y2_label: str | None = None, bars: bool = False,
-       x_ticks_at_data: bool = False) -> dict:
+       x_ticks_at_data: bool = False, keep_colours: bool = False) -> dict:
     """A line (or bar) chart; axis scales default to auto_scale over the data.
 
     x_ticks_at_data puts the x ticks at the measured x values (1, 2, 4, 8, 16 senders).
+    keep_colours: the traces are not targets (a measurement's memory by kind) and bring
+    their own colours; marker and dash are still set by source.
     """
     def values(axis: str) -> list:
         return [v for t in traces if t.get("axis", "y") == axis for v in t["y"]]
 
+    colours = [t.get("colour") for t in traces]
+    style(traces)
+    if keep_colours:
+        for t, colour in zip(traces, colours, strict=True):
+            t["colour"] = colour or t["colour"]
+    y_label = scale_time_axis(y_label, traces)
+    if y2_label is not None:
+        y2_label = scale_time_axis(y2_label, traces, "y2")
     xs = [x for t in traces for x in t["x"]]
     if x_scale is None:
         numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
@@ -101,6 +230,7 @@ def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict
         "y": {"label": y_label, "scale": y_scale or auto_scale(values("y"))},
         "y2": y2,
         "traces": traces,
+        "sources": sources_of(traces),
     }
 
 

@@ -65,6 +65,9 @@ class WorkloadData:
     spec: spec.Workload | None
     entries: list[Entry]
     runs: list[RunInfo]
+    # The workload's measurements (repetitions, warm-ups excluded) with their runs: what
+    # per-repetition pictures (a measurement's time series) are drawn from.
+    measurements: list[tuple[RunInfo, dict]] = field(default_factory=list)
     multi_run: bool = field(init=False)
 
     def __post_init__(self):
@@ -114,10 +117,15 @@ def collect(doc: dict, order: Callable[[Iterable[str]], list[str]] = sorted) -> 
     names (workloads.order: the sections' order)."""
     infos = run_infos(doc)
     by_workload: dict[str, list[Entry]] = {}
+    measured: dict[str, list[tuple[RunInfo, dict]]] = {}
     for info, run in zip(infos, runs_of(doc), strict=True):
         for summary in summaries_of(run):
             by_workload.setdefault(summary["workload"], []).append(Entry(info, summary))
-    return [WorkloadData(w, workload_spec(w), by_workload[w], infos) for w in order(by_workload)]
+        for m in run.get("measurements") or []:
+            if isinstance(m, dict) and not m.get("warmup") and "workload" in m:
+                measured.setdefault(m["workload"], []).append((info, m))
+    return [WorkloadData(w, workload_spec(w), by_workload[w], infos, measured.get(w, []))
+            for w in order(by_workload)]
 
 
 # ---------------------------------------------------------------- grouping
@@ -157,6 +165,45 @@ def describe_params(params: dict) -> str:
 def series_label(entry: Entry, multi_run: bool) -> str:
     label = target_label(entry.summary)
     return f"{entry.run.label} {label}" if multi_run else label
+
+
+def source_of(entry: Entry, multi_run: bool) -> str:
+    """What marks a trace's run and build apart (marker, dash), as its legend heading
+    says it: "RUN", "build master", "RUN, build master", or "" (one run, no builds)."""
+    build = entry.summary.get("build") or ""
+    run = entry.run.label if multi_run else ""
+    return ", ".join(filter(None, [run, f"build {build}" if build else ""]))
+
+
+# ---------------------------------------------------------------- time series
+#
+# A measurement may carry "series": samples taken while it ran, each {"t_ms": ms since
+# the measurement started, "<name>_<unit>": number, ...} (chat's memory by kind over
+# time). Read tolerantly: anything that is not a list of such samples is no series.
+
+SERIES_UNITS = ("_bytes", "_count", "_ns", "_per_s", "_percent")
+
+
+def series_samples(measurement: dict) -> list[dict]:
+    samples = measurement.get("series")
+    if not isinstance(samples, list):
+        return []
+    return [s for s in samples if isinstance(s, dict) and _number(s.get("t_ms"))]
+
+
+def series_names(samples: list[dict]) -> dict[str, list[str]]:
+    """The sampled value names, grouped by unit suffix (in SERIES_UNITS order)."""
+    groups: dict[str, list[str]] = {}
+    names = dict.fromkeys(k for s in samples for k, v in s.items() if k != "t_ms" and _number(v))
+    for unit in SERIES_UNITS:
+        members = [n for n in names if n.endswith(unit)]
+        if members:
+            groups[unit] = members
+    return groups
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def metric_names(entries: Iterable[Entry]) -> list[str]:
@@ -211,16 +258,23 @@ def pool(points: list[Point], x: object) -> Point:
                  "; ".join(dict.fromkeys(p.note for p in ok if p.note)))
 
 
-def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = False,
-          colour_key: str | None = None) -> dict:
+def trace(label: str, points: list[Point], *, axis: str = "y", dash: int = 0,
+          colour_key: str | None = None, target: str = "", source: str = "",
+          member: str = "") -> dict:
     """A trace as the plotting code takes it: parallel lists, one item per point.
 
     colour_key: traces that share it share a colour (a target's message rate and its
     payload rate on the second axis); the label by default.
+    target, source, member: what figures.style colours and marks the trace by — the
+    target picks the colour family, member (variant and split) the shade within it,
+    source (run and build) the marker and dash. Empty: taken from the label.
     """
     return {
         "label": label,
         "colour_key": colour_key or label,
+        "target": target,
+        "source": source,
+        "member": member,
         "axis": axis,
         "dash": dash,
         "x": [p.x for p in points],
@@ -233,6 +287,13 @@ def trace(label: str, points: list[Point], *, axis: str = "y", dash: bool = Fals
     }
 
 
+def entry_trace(data: WorkloadData, entry: Entry, points: list[Point]) -> dict:
+    """A trace of one series (entry's run, target, build and variant), labelled and
+    marked for figures.style as series_traces marks its own."""
+    return trace(data.label(entry), points, target=entry.summary["target"],
+                 source=source_of(entry, data.multi_run), member=entry.summary["variant"])
+
+
 def sort_key(x: object) -> tuple:
     """Numbers in numeric order, then anything else in text order."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
@@ -243,13 +304,15 @@ def sort_key(x: object) -> tuple:
 def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
                   x_of: Callable[[Entry], object] | None = None,
                   split: Callable[[Entry], str] | None = None, suffix: str = "",
-                  axis: str = "y", dash: bool = False, colour_by_series: bool = False) -> list[dict]:
+                  axis: str = "y", dash: int = 0, colour_by_series: bool = False) -> list[dict]:
     """One trace per run/target/variant (and per split value): the metric at every x.
 
     split names what else sets entries of one chart apart ("sockets=16"); it joins
     the label in brackets. suffix is appended to every label ("received").
     colour_by_series: a series' traces of several metrics share its colour (pubsub's
     solid message rate and dashed payload rate); otherwise each label has its own.
+    dash: the metric's place among several metrics of one chart (0 first: solid; 1, 2...
+    the figures.METRIC_LINES), so p50, p99 and max of one series read apart.
     """
     x_of = x_of or (lambda e: e.summary.get("x"))
     split = split or (lambda e: "")
@@ -260,8 +323,11 @@ def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
         series = " ".join(filter(None, [data.label(members[0]),
                                         f"[{split(members[0])}]" if split(members[0]) else ""]))
         label = " ".join(filter(None, [series, suffix]))
+        first = members[0]
         traces.append(trace(label, [point_of(at.get(x), metric, x) for x in xs], axis=axis,
-                            dash=dash, colour_key=series if colour_by_series else label))
+                            dash=dash, colour_key=series if colour_by_series else label,
+                            target=first.summary["target"], source=source_of(first, data.multi_run),
+                            member=" ".join(filter(None, [first.summary["variant"], split(first)]))))
     return traces
 
 

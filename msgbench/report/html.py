@@ -19,6 +19,8 @@ from importlib import resources
 
 import msgbench
 from msgbench import model, workloads
+from msgbench.figures import format_value, metric_label
+from msgbench.report import findings
 from msgbench.report.sections import section
 
 _STATIC = resources.files("msgbench.report") / "static"
@@ -62,12 +64,19 @@ def sections_of(doc: dict) -> list[dict]:
     return [section(data) for data in model.collect(doc, workloads.order)]
 
 
-def render_html(doc: dict, *, title: str | None = None) -> str:
-    """The report of every run in the document as one self-contained HTML page."""
+def render_html(doc: dict, *, title: str | None = None, history: list[dict] | None = None) -> str:
+    """The report of every run in the document as one self-contained HTML page.
+
+    It opens with the findings (who leads each scenario, by how much, verification and
+    loss), then each workload's charts, then the history of earlier runs when given
+    (history.figures: trend charts), and ends with the runs' metadata.
+    """
     runs = model.runs_of(doc)
     sections = sections_of(doc)
+    history = history or []
     title = title or "msgbench report: " + ", ".join(str(r.get("id", "?")) for r in runs)
     figures = {item["id"]: item for s in sections for item in s["items"] if item["kind"] != "table"}
+    figures.update({item["id"]: item for item in history})
     scripts = [static_text("plot.js"), static_text("report.js")]
     for source in scripts:
         if "</script" in source.lower():  # would end the element early
@@ -89,10 +98,12 @@ def render_html(doc: dict, *, title: str | None = None) -> str:
         f'<p class="generated">Generated {e(_now())} by msgbench {e(msgbench.__version__)}. '
         "Medians of the repetitions; error bars span min–max; n/a = not supported by the "
         "target, failed = no valid result; neither is ever drawn as zero.</p>",
-        _toc(sections),
+        _toc(sections, bool(history)),
         "</header><main>",
-        _runs_html(runs),
+        _findings_html(findings.findings(doc)),
         *(_section_html(s) for s in sections),
+        _history_html(history),
+        _runs_html(runs),
         "</main>",
         '<script type="application/json" id="msgbench-data">'
         + json_for_script({"figures": figures}) + "</script>",
@@ -106,11 +117,64 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _toc(sections: list[dict]) -> str:
-    links = ['<li><a href="#runs">Runs</a></li>']
+def _toc(sections: list[dict], history: bool) -> str:
+    links = ['<li><a href="#findings">Findings</a></li>']
     links += [f'<li><a href="#section-{html.escape(s["id"])}">{html.escape(s["title"])}</a></li>'
               for s in sections]
+    if history:
+        links.append('<li><a href="#history">History</a></li>')
+    links.append('<li><a href="#runs">Runs</a></li>')
     return '<nav><ul class="toc">' + "".join(links) + "</ul></nav>"
+
+
+_ARROW = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
+
+
+def _findings_html(rows: list[findings.Finding]) -> str:
+    e = html.escape
+    parts = ['<section id="findings" class="findings"><h2>Findings</h2>',
+             '<p class="description">Per scenario: the target best at most points; its margin '
+             "over the runner-up at the largest x where both have a number, with a two-sided "
+             "Mann-Whitney U test of their repetitions (p &lt; 0.05 is significant; three "
+             "repetitions against three can never reach it); the points that passed "
+             "verification; loss where the workload counts it.</p>"]
+    if not rows:
+        parts.append('<p class="empty">No scenario has a number to compare.</p>')
+        parts.append("</section>")
+        return "\n".join(parts)
+    multi_run = any(f.run for f in rows)
+    head = ["scenario", *(["run"] if multi_run else []), "judged by", "leader", "margin",
+            "significance", "verification", "loss"]
+    parts.append('<table class="data findings-table"><thead><tr>'
+                 + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>")
+    for f in rows:
+        scenario = f"{f.workload}: {f.scenario}" + (f" ({f.params})" if f.params else "")
+        leader = (f'{e(f.leader)}<div class="sub">best at {e(f.leads_at)}</div>' if f.leader
+                  else "—")
+        loss = "—" if f.loss is None else format_value(f.loss)
+        cells = [f"<td>{e(scenario)}</td>", *([f"<td>{e(f.run)}</td>"] if multi_run else []),
+                 f"<td>{e(metric_label(f.metric))} {e(_ARROW.get(f.better, ''))}</td>",
+                 f'<td class="leader">{leader}</td>', f'<td class="margin">{e(f.margin_text())}</td>',
+                 f'<td class="{"significant" if f.significant else "insignificant"}">'
+                 f"{e(f.significance_text())}</td>",
+                 f'<td class="{"failed" if f.failed else "ok"}">{e(f.verification_text())}</td>',
+                 f"<td>{e(loss)}</td>"]
+        parts.append(f'<tr data-finding="{e(f.workload)}">' + "".join(cells) + "</tr>")
+    parts.append("</tbody></table></section>")
+    return "\n".join(parts)
+
+
+def _history_html(items: list[dict]) -> str:
+    if not items:
+        return ""
+    e = html.escape
+    parts = ['<section id="history" class="history"><h2>History</h2>',
+             '<p class="description">The same scenarios in every stored run, in time order: '
+             "one line per target and build, the median of each run; a ringed point is a step "
+             "change (Mann-Whitney U test against the run before, p &lt; 0.05).</p>"]
+    parts += [f'<div class="figure" data-figure="{e(item["id"])}"></div>' for item in items]
+    parts.append("</section>")
+    return "\n".join(parts)
 
 
 def _runs_html(runs: list[dict]) -> str:
@@ -130,6 +194,9 @@ def _run_html(run: dict) -> str:
             ("finished", run.get("finished_at"))]
     for key, label in _METADATA_FIELDS:
         value = meta.get(key)
+        if key == "host" and value in (None, ""):
+            # An imported run (OTP text, CSV) knows nothing of the machine: say so in words.
+            value = "unknown (the run's results do not say which machine measured them)"
         if key == "memory_bytes" and isinstance(value, (int, float)):
             value = f"{value / 2**30:.1f} GiB"
         rows.append((label, value))

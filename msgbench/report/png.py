@@ -19,26 +19,28 @@ from matplotlib import colors, ticker, transforms
 from msgbench import figures
 from msgbench.report import html
 
-_MARKERS = ("o", "s", "^", "D")
+_MARKERS = {"circle": "o", "square": "s", "triangle": "^", "diamond": "D", "ring": "o"}
+_LINES = {"solid": "-", "dotted": ":", "dashdot": "-.", "longdash": (0, (12, 4)), "dashed": "--",
+          "none": "none"}
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
             "#17becf", "#7f7f7f", "#bcbd22")
 
 
-def write_pngs(doc: dict, outdir: Path) -> list[Path]:
-    """Every figure of the report of doc as outdir/<section>-<n>-<title>.png."""
+def write_pngs(doc: dict, outdir: Path, history: list[dict] | None = None) -> list[Path]:
+    """Every figure of the report of doc (and its history) as outdir/<id>-<title>.png."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     colours: dict[str, str] = {}
-    for section in html.sections_of(doc):
-        for item in section["items"]:
-            if item["kind"] == "table":
-                continue
-            path = outdir / f"{item['id']}-{figures.slug(item['title'])}.png"
-            fig = draw(item, colours)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            written.append(path)
+    items = [item for section in html.sections_of(doc) for item in section["items"]]
+    for item in items + list(history or []):
+        if item["kind"] == "table":
+            continue
+        path = outdir / f"{item['id']}-{figures.slug(item['title'])}.png"
+        fig = draw(item, colours)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
     return written
 
 
@@ -64,6 +66,8 @@ def _title(ax, item: dict, width: int = 90) -> None:
 
 
 _SI = ticker.FuncFormatter(lambda v, _pos: _si(v) if v else "0")
+# 1,400%, never 1.4k%: relative views are read as percentages.
+_PERCENT = ticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}%" if abs(v) >= 100 else f"{v:.3g}%")
 
 
 def _numeric(v) -> bool:
@@ -83,7 +87,7 @@ def _xy(item: dict, colours: dict[str, str]):
     width = 0.8 / max(1, len(traces))
     marks_at: dict = {}  # x -> n/a or failed marks drawn there so far, to set them side by side
     for index, t in enumerate(traces):
-        colour = _colour(t.get("colour_key") or t["label"], colours)
+        colour = t.get("colour") or _colour(t.get("colour_key") or t["label"], colours)
         target = ax2 if (t.get("axis") == "y2" and ax2 is not None) else ax
         label = t["label"] + (" (right axis)" if target is ax2 else "")
         ok = [i for i, s in enumerate(t["status"]) if s == "ok" and _numeric(t["y"][i])]
@@ -101,8 +105,12 @@ def _xy(item: dict, colours: dict[str, str]):
             # Break the line where a point has no number, rather than dipping to zero.
             line_x = [px[i] if i in ok else math.nan for i in range(len(px))]
             line_y = [t["y"][i] if i in ok else math.nan for i in range(len(px))]
-            target.plot(line_x, line_y, color=colour, linestyle="--" if t.get("dash") else "-",
-                        marker=_MARKERS[index % len(_MARKERS)], markersize=4, label=label)
+            line = t.get("line") or ("dashed" if t.get("dash") else "solid")
+            marker = _MARKERS.get(t.get("marker"), list(_MARKERS.values())[index % len(_MARKERS)])
+            ring = t.get("marker") == "ring"  # an open circle around the point it marks
+            target.plot(line_x, line_y, color=colour, linestyle=_LINES.get(line, "-"),
+                        marker=marker, markersize=11 if ring else 4, label=label,
+                        gid=t.get("source", ""), markerfacecolor="none" if ring else colour)
             if err:
                 target.errorbar([px[i] for i in ok], ys, yerr=err, fmt="none", ecolor=colour,
                                 capsize=3, alpha=0.75, linewidth=1)
@@ -115,7 +123,8 @@ def _xy(item: dict, colours: dict[str, str]):
             slot[0] += 1
             ax.text(px[i], 0.03, text, transform=shifted, color=colour, ha="center",
                     va="bottom", fontsize=8 if text == "n/a" else 11, fontweight="bold")
-    _scales(ax, item["y"]["scale"], ax2, item.get("y2"), item["x"]["scale"], category)
+    _scales(ax, item["y"]["scale"], ax2, item.get("y2"), item["x"]["scale"], category,
+            item["y"].get("format"))
     if category:
         ax.set_xticks(range(len(xs)), [_tick(x) for x in xs], fontsize=8)
     elif item["x"].get("ticks") == "data":
@@ -129,6 +138,7 @@ def _xy(item: dict, colours: dict[str, str]):
     if ax2 is not None:
         more = ax2.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
+    handles, labels = _grouped(handles, labels, item)
     if handles:  # beside the plot, where it hides no point (nor an n/a mark)
         beside = 1.14 if ax2 is not None else 1.02  # clear of the second axis's labels
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(beside, 1),
@@ -140,7 +150,27 @@ def _xy(item: dict, colours: dict[str, str]):
     return fig
 
 
-def _scales(ax, y_scale, ax2, y2, x_scale, category) -> None:
+def _grouped(handles, labels, item):
+    """With several sources (runs, builds), the legend's entries under a heading each."""
+    sources = item.get("sources") or []
+    if len(sources) < 2:
+        return handles, labels
+    by_label = {t["label"]: t.get("source", "") for t in item["traces"]}
+    out_h, out_l = [], []
+    for source in sources:
+        members = [(h, lab) for h, lab in zip(handles, labels, strict=True)
+                   if by_label.get(lab.removesuffix(" (right axis)")) == source]
+        if not members:
+            continue
+        out_h.append(plt.Line2D([], [], linestyle="none"))  # a heading, no mark
+        out_l.append(source or "(this run)")
+        out_h += [h for h, _ in members]
+        # Under its source's heading an entry need not repeat the source.
+        out_l += ["  " + (lab.removeprefix(source + " ") if source else lab) for _, lab in members]
+    return out_h, out_l
+
+
+def _scales(ax, y_scale, ax2, y2, x_scale, category, y_format=None) -> None:
     for axis, scale in ((ax, y_scale), (ax2, y2 and y2["scale"])):
         if axis is None:
             continue
@@ -148,9 +178,10 @@ def _scales(ax, y_scale, ax2, y2, x_scale, category) -> None:
             axis.set_yscale("log")
         else:  # linear axes start at zero, as the OTP page's do
             axis.set_ylim(bottom=min(0, axis.get_ylim()[0]))
-        axis.yaxis.set_major_formatter(_SI)
+        axis.yaxis.set_major_formatter(_PERCENT if axis is ax and y_format == "percent" else _SI)
     if x_scale == "log" and not category:
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(_SI)  # 100, 1k, 10k as the HTML's ticks, not 10^2
 
 
 def _tick(x) -> str:

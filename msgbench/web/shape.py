@@ -74,15 +74,19 @@ def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
     for data in model.collect(doc, workloads.order):
         graphs += workloads.plugin(data.workload).page_graphs(data)
         graphs += _scenario_graphs(data)
+    for graph in graphs:  # one colour per target, as in the report (figures.style)
+        figures.style(graph["series"])
     return {"name": name, "format": FORMATS[fmt], "graphs": graphs}
 
 
 def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
     """Every other metric of every scenario: against the swept param, or per scenario."""
-    skip = workloads.plugin(data.workload).page_skips
+    plugin = workloads.plugin(data.workload)
+    skip = plugin.page_skips
     graphs = []
     for (scenario, sweep, fixed), entries in model.scenario_groups(data.entries).items():
         x_of = None if sweep else (lambda e: e.summary["scenario"])
+        primary = plugin.primary(entries[0].params) or data.primary_metric
         for metric in model.metric_names(entries):
             if metric in skip:
                 continue
@@ -91,7 +95,7 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
                 "title": f"{scenario}: {figures.metric_label(metric)}",
                 "subtitle": model.describe_params(json.loads(fixed)),
                 "x_label": sweep or "scenario", "y_label": figures.metric_label(metric),
-                "better": data.better(metric), "primary": metric == data.primary_metric,
+                "better": data.better(metric), "primary": metric == primary,
                 "x_ticks": "auto",
                 "series": model.series_traces(data, entries, metric, x_of=x_of),
             })
@@ -109,6 +113,7 @@ def from_otp(graphs: list[dict], name: str) -> dict:
             points = [model.Point(x, v, status=s) for x, v, s in
                       zip(graph["x"], row["values"], row["status"], strict=True)]
             series.append(model.trace(row["label"], points))
+        figures.style(series)  # colour by the target the row label names, as msgbench's own
         shaped.append({"key": "otp|" + otp.graph_key(graph["title"]), "title": graph["title"],
                        "subtitle": "", "primary": True, "series": series, **fanin.OTP_AXES})
     return {"name": name, "format": "otp", "graphs": shaped}

@@ -29,6 +29,10 @@ def _no_seed_text(run: dict) -> None:
     return None
 
 
+def _spec_primary(params: dict) -> None:
+    return None
+
+
 def _no_page_graphs(data: model.WorkloadData) -> list[dict]:
     return []
 
@@ -54,3 +58,6 @@ class Plugin:
     # ones, and the metrics those graphs already show (page_skips).
     page_graphs: Callable[[model.WorkloadData], list[dict]] = _no_page_graphs
     page_skips: frozenset = field(default_factory=frozenset)
+    # primary(params): the metric a scenario with these params is judged by, when it is
+    # not the spec's primary metric (socket echo: round trip, not bandwidth); None = the spec's.
+    primary: Callable[[dict], str | None] = _spec_primary

@@ -64,7 +64,7 @@ def _creation_point(members, n) -> model.Point:
 
 
 def _creation_figure(data, series, ns, subtitle, ids) -> dict:
-    traces = [model.trace(data.label(members[0]), [_creation_point(members, n) for n in ns])
+    traces = [model.entry_trace(data, members[0], [_creation_point(members, n) for n in ns])
               for members in series]
     return figures.xy(
         ids.next(), "Ring creation time vs ring size", subtitle=subtitle,
@@ -82,7 +82,7 @@ def _pass_figures(data, series, ns, ms, subtitle, ids) -> list[dict]:
     note = f"wall time to pass the token m laps; lower is better; {_BARS_NOTE}"
     if len(ns) < 2 and len(ms) >= 2:  # a sweep over m at one ring size: draw vs m
         n = ns[0] if ns else None
-        traces = [model.trace(data.label(members[0]), [
+        traces = [model.entry_trace(data, members[0], [
             model.point_of(next((e for e in members if _m(e) == m and _n(e) == n), None),
                            "pass_wall_ms", m) for m in ms]) for members in series]
         title = "Passing time vs laps" + (f", n = {n:,}" if n is not None else "")
@@ -91,7 +91,7 @@ def _pass_figures(data, series, ns, ms, subtitle, ids) -> list[dict]:
                            traces=traces)]
     out = []
     for m in ms:
-        traces = [model.trace(data.label(members[0]), [
+        traces = [model.entry_trace(data, members[0], [
             _pass_point(members, n, m) for n in ns]) for members in series]
         out.append(figures.xy(
             ids.next(), f"Passing time vs ring size, m = {m:,} laps", subtitle=subtitle,

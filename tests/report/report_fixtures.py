@@ -131,6 +131,7 @@ def chat_measurements(rng, run_id):
                        "sent_per_client_per_s": sent / users,
                        "received_per_client_per_s": sent * 0.9 / users,
                        "latency_p50_us": 40.0 * groups, "latency_p99_us": 400.0 * groups,
+                       "latency_max_us": 900.0 * groups,
                        "peak_rss_bytes": 2e7 + users * 4e3}
             out.append(measurement(run_id, "chat-stress", "chat", "erlang", "default", params,
                                    "groups", rep, False, metrics=metrics))

@@ -5,6 +5,8 @@ import hashlib
 import json
 import re
 
+import pytest
+
 from msgbench import report
 from msgbench.report import html
 
@@ -25,7 +27,7 @@ def test_one_file_with_nothing_to_fetch(two_runs):
     assert "default-src 'none'" in page
 
 
-def test_run_metadata_then_a_section_per_workload(every_workload):
+def test_findings_first_then_a_section_per_workload_then_the_run_metadata(every_workload):
     page = report.render_html(every_workload)
     for run in every_workload["runs"]:
         assert f'data-run="{run["id"]}"' in page
@@ -34,7 +36,34 @@ def test_run_metadata_then_a_section_per_workload(every_workload):
     order = [page.index(f'data-workload="{w}"')
              for w in ("ring", "fanin", "socket", "pubsub", "chat")]
     assert order == sorted(order)
-    assert page.index('id="runs"') < order[0]
+    # The report opens on results: the findings come before any chart, metadata last.
+    assert page.index('id="findings"') < order[0]
+    assert page.index('id="runs"') > order[-1]
+
+
+def test_the_findings_name_the_leader_its_margin_and_verification(one_run):
+    page = report.render_html(one_run)
+    findings = page[page.index('id="findings"'):page.index('data-workload="ring"')]
+    # fanin message-1: go is fastest at every sender count (SPEED in report_fixtures).
+    row = next(r for r in findings.split("<tr")[1:] if "fanin-message-1" in r)
+    assert '<td class="leader">go/default<div class="sub">best at 5 of 5 points</div>' in row
+    assert "× erlang/default at senders = 16" in row
+    medians = {s["target"]: s["metrics"]["receive_throughput_per_s"]["median"]
+               for s in one_run["runs"][0]["summary"]
+               if s["scenario"] == "fanin-message-1" and s["params"]["senders"] == 16
+               and s["status"] == "ok"}
+    ratio = float(re.search(r"([0-9.]+)× erlang/default", row).group(1))
+    assert ratio == pytest.approx(medians["go"] / medians["erlang"], abs=0.005)
+    assert "(3 vs 3 repetitions): not significant" in row  # exact U test: p >= 0.1 at n = 3
+    assert "14 of 15 points ok, 1 failed" in row  # c failed verification at 16 senders
+    mixed = next(r for r in findings.split("<tr")[1:] if "fanin-mixed-10" in r)
+    assert "10 of 15 points ok, 5 n/a" in mixed  # go: exit signals unsupported at every x
+
+
+def test_an_imported_run_says_its_machine_is_unknown(one_run):
+    del one_run["runs"][0]["metadata"]
+    page = report.render_html(one_run)
+    assert "unknown (the run" in page and ">None<" not in page and ">null<" not in page
 
 
 def test_every_figure_has_its_description_embedded(two_runs):

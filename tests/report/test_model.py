@@ -131,16 +131,84 @@ def test_status_text(status, text):
     assert figures.status_text(status) == text
 
 
-def test_traces_of_two_metrics_share_a_colour_only_when_asked(every_workload):
-    """pubsub's message and payload rates of one target share its colour; chat's sent and
-    received (same axis, same line style) must not, or they could not be told apart."""
-    sections = html.sections_of(every_workload)
-    pubsub = next(s for s in sections if s["workload"] == "pubsub")["items"][0]
-    keys = {}
-    for t in pubsub["traces"]:
-        keys.setdefault(t["colour_key"], []).append(t["axis"])
-    assert all(sorted(axes) == ["y", "y2"] for axes in keys.values())
-    chat = next(s for s in sections if s["workload"] == "chat")["items"]
-    for item in chat:
-        if item.get("kind") == "xy":
-            assert len({t["colour_key"] for t in item["traces"]}) == len(item["traces"])
+def test_no_two_traces_of_one_chart_look_alike(every_workload):
+    """Colour (target and shade), marker (run) and line (run, or a second metric) together
+    tell every line of a chart apart: chat's sent and received of one target share its
+    colour and differ by dash; two runs of one target differ by marker."""
+    checked = 0
+    for section in html.sections_of(every_workload):
+        for item in section["items"]:
+            if item["kind"] != "xy":
+                continue
+            looks = [(t["colour"], t["marker"], t["line"]) for t in item["traces"]]
+            assert len(set(looks)) == len(looks), item["title"]
+            checked += 1
+    assert checked > 10
+
+
+def test_one_colour_per_target_in_every_chart_and_run(every_workload):
+    colours: dict = {}
+    for section in html.sections_of(every_workload):
+        for item in section["items"]:
+            for t in item.get("traces", []):
+                if "colour" in t:
+                    colours.setdefault((t["target"], t["member"]), set()).add(t["colour"])
+    assert {target for target, _ in colours} == {"erlang", "go", "c", "tcp"}
+    assert all(len(c) == 1 for c in colours.values()), colours
+    assert colours["erlang", "default"] == {figures.TARGET_COLOURS["erlang"]}
+
+
+def test_colours_do_not_depend_on_order_and_unknown_targets_hash_stably():
+    def traces(*targets):
+        return [model.trace(f"{t}/default", [model.Point(1, 1.0)], target=t, member="default")
+                for t in targets]
+    first = {t["target"]: t["colour"] for t in figures.style(traces("go", "erlang", "zig"))}
+    again = {t["target"]: t["colour"] for t in figures.style(traces("zig", "erlang", "go"))}
+    assert first == again
+    assert first["zig"] in figures.OTHER_PALETTE
+    assert len(set(figures.TARGET_PALETTE)) == len(figures.KNOWN_TARGETS)
+
+
+def test_variants_are_shades_of_the_target_and_runs_differ_by_marker_and_dash():
+    def t(variant, source):
+        return model.trace(f"{source} rust/{variant}", [model.Point(1, 1.0)], target="rust",
+                           member=variant, source=source)
+    traces = figures.style([t("tokio", "run1"), t("threads", "run1"), t("tokio", "run2")])
+    assert traces[0]["colour"] != traces[1]["colour"]
+    assert traces[0]["colour"] == traces[2]["colour"]  # the same variant in another run
+    assert traces[0]["marker"] == traces[1]["marker"] != traces[2]["marker"]
+    assert traces[0]["line"] == "solid" and traces[2]["line"] == "dotted"
+
+
+@pytest.mark.parametrize(("unit", "values", "label", "first"), [
+    ("µs", [20.0, 900.0], "latency (µs)", 20.0),
+    ("µs", [20.0, 90_000.0], "latency (ms)", 0.02),
+    ("ms", [5.0, 50_000.0], "latency (s)", 0.005),
+    ("ns", [1.0, 2e10], "latency (s)", 1e-9),
+])
+def test_times_are_drawn_in_a_unit_that_keeps_numbers_short(unit, values, label, first):
+    trace = model.trace("a", [model.Point(i, v, v, v) for i, v in enumerate(values)])
+    figure = figures.xy("f", "t", x_label="x", y_label=f"latency ({unit})", traces=[trace])
+    assert figure["y"]["label"] == label
+    assert figure["traces"][0]["y"][0] == pytest.approx(first)
+    assert figure["traces"][0]["lo"][0] == pytest.approx(first)
+
+
+def test_builds_of_one_target_share_its_colour_and_differ_by_marker():
+    """Two builds of erlang interleaved in one run (the OTP page's master vs a branch)."""
+    from tests.report.test_sections import doc_of, point
+    points = []
+    for build, speed in (("master", 1.0), ("branch", 1.2)):
+        for senders in (1, 2, 4):
+            p = point("fanin", "fanin-message-1", {"senders": senders, "mix": [
+                {"percent": 100, "kind": "message", "size": 1}], "duration_ms": 1000},
+                {"receive_throughput_per_s": 1e6 * senders * speed,
+                 "send_throughput_per_s": 2e6 * senders * speed})
+            p.update(build=build, sweep="senders", x=senders)
+            points.append(p)
+    section = next(s for s in html.sections_of(doc_of(points)) if s["workload"] == "fanin")
+    traces = section["items"][0]["traces"]
+    assert [t["label"] for t in traces] == ["erlang@master/default", "erlang@branch/default"]
+    assert traces[0]["colour"] == traces[1]["colour"] == figures.TARGET_COLOURS["erlang"]
+    assert (traces[0]["marker"], traces[0]["line"]) != (traces[1]["marker"], traces[1]["line"])
+    assert section["items"][0]["sources"] == ["build master", "build branch"]

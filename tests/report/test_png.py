@@ -37,3 +37,21 @@ def test_two_y_axes_and_bars_are_drawn():
     drawn = png.draw(figure)
     assert len(drawn.axes) == 2
     assert [t.get_text() for t in drawn.axes[0].texts] == ["✕"]
+
+
+def test_a_png_uses_the_traces_colour_marker_and_dash_and_heads_the_legend_by_run(two_runs):
+    from matplotlib import colors
+
+    from msgbench import figures
+    section = next(s for s in html.sections_of(two_runs) if s["workload"] == "fanin")
+    item = section["items"][0]
+    drawn = png.draw(item)
+    lines = {line.get_label(): line for line in drawn.axes[0].lines}
+    first, second = (f"{run['id']} erlang/default" for run in two_runs["runs"])
+    assert colors.to_hex(lines[first].get_color()) == figures.TARGET_COLOURS["erlang"]
+    assert colors.to_hex(lines[second].get_color()) == figures.TARGET_COLOURS["erlang"]
+    assert (lines[first].get_marker(), lines[first].get_linestyle()) == ("o", "-")
+    assert (lines[second].get_marker(), lines[second].get_linestyle()) == ("s", ":")
+    legend = [t.get_text() for t in drawn.axes[0].get_legend().get_texts()]
+    assert legend[:2] == [two_runs["runs"][0]["id"], "  erlang/default"]
+    assert two_runs["runs"][1]["id"] in legend

@@ -173,19 +173,34 @@ def test_socket_is_round_trip_and_bandwidth_vs_size_local_and_remote():
     assert items[2]["traces"][0]["y"] == [128.0, 256.0, 512.0]
 
 
-def test_pubsub_draws_message_and_payload_rate_on_two_axes():
+def test_pubsub_draws_message_and_payload_rate_in_two_panels_side_by_side():
     points = [point("pubsub", "pubsub", {"payload_bytes": size, "source_threads": threads},
                     {"msgs_per_s": 1e6 / threads, "payload_bits_per_s": 8e6 * size},
                     target="nats")
               for threads in (1, 2) for size in (16, 256, 4096)]
-    [chart] = section_of(doc_of(points), "pubsub")["items"]
-    assert chart["y2"]["label"] == "payload bits/s (dashed)"
-    assert [(t["label"], t["axis"], t["dash"]) for t in chart["traces"]] == [
-        ("nats/default [source_threads=1] messages", "y", False),
-        ("nats/default [source_threads=2] messages", "y", False),
-        ("nats/default [source_threads=1] payload", "y2", True),
-        ("nats/default [source_threads=2] payload", "y2", True)]
-    assert chart["y2"]["scale"] == "log"  # 16 .. 4096 bytes: decades apart
+    messages, payload = section_of(doc_of(points), "pubsub")["items"]
+    assert messages["title"] == "pubsub: message rate vs payload size"
+    assert payload["title"] == "pubsub: payload rate vs payload size"
+    assert messages["y2"] is None and payload["y2"] is None  # no second axis to misread
+    assert messages["row"] == payload["row"]  # laid out side by side
+    assert [t["label"] for t in messages["traces"]] == [
+        "nats/default [source_threads=1]", "nats/default [source_threads=2]"]
+    assert payload["y"]["scale"] == "log"  # 8e6 * 16 .. 8e6 * 4096: decades apart
+
+
+def test_pubsub_draws_latency_when_the_run_measured_it():
+    points = [point("pubsub", "pubsub-open", {"payload_bytes": size},
+                    {"msgs_per_s": 1e5, "payload_bits_per_s": 8e5 * size,
+                     "latency_p50_us": 30.0 * size, "latency_p99_us": 90.0 * size})
+              for size in (16, 256, 4096)]
+    items = section_of(doc_of(points), "pubsub")["items"]
+    latency = items[2]
+    assert latency["title"] == "pubsub-open: delivery latency vs payload size"
+    assert [t["label"] for t in latency["traces"]] == ["erlang/default p50", "erlang/default p99"]
+    # 480 µs .. 368,640 µs: drawn in ms, the unit that keeps the numbers short.
+    assert latency["y"]["label"] == "latency (ms)"
+    assert latency["traces"][1]["y"][-1] == 90.0 * 4096 / 1000
+    assert latency["y"]["scale"] == "log"
 
 
 def test_chat_draws_rates_latency_and_memory_vs_users():
@@ -194,11 +209,78 @@ def test_chat_draws_rates_latency_and_memory_vs_users():
                      "latency_p50_us": 50.0, "latency_p99_us": 500.0, "peak_rss_bytes": 1e7})
               for g in (10, 100, 750)]
     items = section_of(doc_of(points), "chat")["items"]
-    assert [i["title"] for i in items] == ["stress: Messages per second vs users",
-                                           "stress: Delivery latency vs users",
-                                           "stress: Memory vs users"]
+    assert [i["title"] for i in items] == ["chat, stress: Messages per second vs users",
+                                           "chat, stress: Delivery latency vs users",
+                                           "chat, stress: Memory vs users"]
     assert items[0]["traces"][0]["x"] == [100, 1000, 7500]
+    assert items[0]["x"]["ticks"] == "data"
     assert [t["label"] for t in items[1]["traces"]] == ["erlang/default p50", "erlang/default p99"]
+
+
+def test_chat_server_kind_is_drawn_beside_the_in_process_kind():
+    def at(server, g, scenario):
+        return point("chat", scenario, {"groups": g, "clients_per_group": 10, "duration_s": 10,
+                                        "think_ms": 0, "server": server},
+                     {"received_per_s": (50.0 if server == "ws" else 90.0) * g,
+                      "memory_per_user_bytes": 4000.0 if server == "none" else 40000.0,
+                      **({"server_cpu_percent": 80.0, "loadgen_cpu_percent": 40.0,
+                          "memory_per_connection_bytes": 30000.0, "connect_p99_ms": 2.0}
+                         if server == "ws" else {})})
+    points = [at("none", g, "chat-stress") for g in (10, 100)]
+    points += [at("ws", g, "chat-server") for g in (10, 100)]
+    items = section_of(doc_of(points), "chat")["items"]
+    titles = [i["title"] for i in items]
+    assert titles == ["chat, stress: Messages per second vs users",
+                      "chat, stress: Memory per user vs users", "chat, stress: CPU vs users",
+                      "chat, stress: Connection time vs users"]
+    rate = items[0]
+    assert [t["label"] for t in rate["traces"]] == [
+        "erlang/default [server=none] received before T", "erlang/default [server=ws] received before T"]
+    assert rate["traces"][1]["y"] == [50.0 * 10, 50.0 * 100]
+    # One target, two kinds: one colour family, two shades, the same x (users).
+    none, ws = rate["traces"]
+    assert none["colour"] != ws["colour"] and none["target"] == ws["target"] == "erlang"
+    assert none["x"] == ws["x"] == [100, 1000]
+    memory = items[1]
+    assert [t["label"] for t in memory["traces"]][-1] == "erlang/default [server=ws] per connection"
+    assert memory["traces"][-1]["status"] == ["ok", "ok"]
+
+
+def series_doc(samples_by_rep, with_summary=True):
+    params = {"groups": 10, "clients_per_group": 10, "duration_s": 2, "think_ms": 0}
+    measurements = [{"scenario": "chat-stress", "workload": "chat", "target": "erlang",
+                     "variant": "default", "variant_label": "idiomatic", "params": params,
+                     "sweep": "groups", "x": 10, "repetition": rep, "warmup": False,
+                     "status": "ok", "error": None, "metrics": {"received_per_s": 1000.0},
+                     "verify": {}, **({"series": samples} if samples is not None else {})}
+                    for rep, samples in samples_by_rep.items()]
+    run = {"id": "r", "measurements": measurements}
+    return {"runs": [run]}
+
+
+def test_chat_series_become_time_charts_one_per_unit_for_the_longest_repetition():
+    short = [{"t_ms": 0.0, "rss_bytes": 1e6}]
+    long = [{"t_ms": t * 1000.0, "rss_bytes": 1e6 * (t + 1),
+             "erlang_memory_processes_bytes": 5e5 * (t + 1), "processes_count": 100 + t,
+             "bogus": "text"} for t in range(3)]
+    items = section_of(series_doc({1: long, 2: short}), "chat")["items"]
+    charts = [i for i in items if "over time" in i["title"]]
+    assert [c["title"] for c in charts] == ["erlang/default, 100 users: memory over time",
+                                            "erlang/default, 100 users: count over time"]
+    memory, count = charts
+    assert memory["subtitle"].endswith("repetition 1")  # the longest series, not the last
+    assert [t["label"] for t in memory["traces"]] == ["rss", "erlang_memory_processes"]
+    assert memory["traces"][0]["x"] == [0.0, 1.0, 2.0]
+    assert memory["traces"][1]["y"] == [5e5, 1e6, 1.5e6]
+    assert memory["traces"][0]["colour"] != memory["traces"][1]["colour"]
+    assert count["traces"][0]["y"] == [100, 101, 102]
+    assert memory["row"] == count["row"]
+
+
+def test_chat_series_are_read_tolerantly():
+    for samples in (None, "not a list", [{"rss_bytes": 1}], [{"t_ms": "x", "rss_bytes": 1}]):
+        items = section_of(series_doc({1: samples}), "chat")["items"]
+        assert not [i for i in items if "over time" in i["title"]], samples
 
 
 def test_socket_leaves_out_list_series_that_are_n_a_at_every_size_and_names_them():

@@ -29,6 +29,18 @@ def test_a_json_document_becomes_graphs_keyed_by_scenario(one_run):
     assert len(primaries) == 4 + 2 + 1
     ring = next(g for g in primaries if g["key"].startswith("ring|"))
     assert ring["x_label"] == "n" and ring["subtitle"] == "m=10, payload=BOO!"
+    # socket echo is shown as its round trip, as in the report, never as "bandwidth".
+    [socket] = [g for g in primaries if g["key"].startswith("socket|")]
+    assert socket["y_label"] == "round trip (µs)" and socket["better"] == "lower"
+
+
+def test_every_series_carries_its_targets_colour_also_from_otp_text(one_run):
+    from msgbench import figures
+    for source in (shape.parse_text(json.dumps(one_run), "a"),
+                   shape.parse_text(otp.render(one_run), "b")):
+        send = graph(source, SEND_1_KEY)
+        assert [s["colour"] for s in send["series"]] == [
+            figures.TARGET_COLOURS[t] for t in ("erlang", "go", "c")]
 
 
 def test_csv_and_otp_of_the_same_run_give_the_same_fanin_numbers(one_run):

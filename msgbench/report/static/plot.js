@@ -16,6 +16,8 @@
   var PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b',
     '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
   var MARKERS = ['circle', 'square', 'triangle', 'diamond'];
+  // Line patterns by name (figures.py SOURCE_LINES and METRIC_LINES).
+  var DASHES = {solid: 'none', dotted: '2 3', dashdot: '8 3 2 3', longdash: '12 4', dashed: '6 4'};
   var HEAT = ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'];  // viridis stops
   var STRIP = 18;  // px at the bottom of the plot area where n/a and failed points sit
   var colours = {};  // label -> colour, so a target keeps its colour in every chart
@@ -56,6 +58,16 @@
   function isNum(v) { return typeof v === 'number' && isFinite(v); }
 
   function trim(v) { return String(parseFloat(v.toPrecision(3))); }
+
+  /* 1,400%: relative views are read as percentages, never as 1.4k. */
+  function formatPercent(v) {
+    if (!isNum(v)) return '';
+    return (Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : trim(v)) + '%';
+  }
+
+  function tickFormat(axis) {
+    return axis && axis.format === 'percent' ? formatPercent : formatSI;
+  }
 
   /* 12.3M, 450k, 1.5, 0.002: short numbers for ticks and cells. */
   function formatSI(v) {
@@ -232,21 +244,65 @@
     node.addEventListener('mouseleave', function () { self.hideTip(); });
   };
 
+  /* A legend swatch shows what the line looks like: its colour, dash and marker. */
+  function swatch(parent, entry) {
+    var box = svg('svg', {width: 30, height: 12, 'class': 'msgplot-swatch', 'aria-hidden': 'true'}, parent);
+    if (!entry.marker) {  // bars
+      svg('rect', {x: 8, y: 1, width: 14, height: 10, fill: entry.colour}, box);
+      return;
+    }
+    if (entry.line !== 'none') {
+      svg('line', {x1: 1, x2: 29, y1: 6, y2: 6, stroke: entry.colour, 'stroke-width': 2,
+        'stroke-dasharray': DASHES[entry.line] || 'none'}, box);
+    }
+    if (entry.marker === 'ring') {  // drawMarker's ring is sized to circle a point: too big here
+      svg('circle', {cx: 15, cy: 6, r: 4.5, fill: 'none', stroke: entry.colour, 'stroke-width': 2}, box);
+      return;
+    }
+    drawMarker(box, entry.marker, 15, 6, entry.colour);
+  }
+
+  /* Entries grouped by source (run or build) when the chart holds several: the groups
+   * say which marker and dash belong to which run. */
   Chart.prototype.drawLegend = function (entries) {
     var self = this;
     this.legend.textContent = '';
-    entries.forEach(function (entry) {
-      var item = html('li', self.hidden.has(entry.index) ? 'msgplot-off' : '', self.legend);
+    var sources = [];
+    entries.forEach(function (e) { if (sources.indexOf(e.source) < 0) sources.push(e.source); });
+    var grouped = sources.length > 1;
+    this.legend.classList.toggle('msgplot-legend-grouped', grouped);
+    sources.forEach(function (source) {
+      var list = self.legend;
+      if (grouped) {
+        var group = html('li', 'msgplot-legend-group', self.legend);
+        group.setAttribute('data-source', source);
+        html('div', 'msgplot-legend-source', group, source || '(this run)');
+        list = html('ul', 'msgplot-legend-items', group);
+      }
+      entries.forEach(function (entry) {
+        if (entry.source !== source) return;
+        // Under its source's heading an entry need not repeat the source in its label.
+        var shown = grouped && source && entry.label.indexOf(source + ' ') === 0
+          ? entry.label.slice(source.length + 1) : entry.label;
+        self.legendEntry(list, Object.assign({}, entry, {shown: shown}));
+      });
+    });
+  };
+
+  Chart.prototype.legendEntry = function (list, entry) {
+    var self = this;
+    (function () {
+      var item = html('li', self.hidden.has(entry.index) ? 'msgplot-off' : '', list);
       var button = html('button', 'msgplot-legend-entry', item);
       button.type = 'button';
       button.setAttribute('data-index', entry.index);
       button.setAttribute('aria-pressed', self.hidden.has(entry.index) ? 'false' : 'true');
       button.title = 'click to hide or show this line';
-      var swatch = html('span', 'msgplot-swatch', button);
-      swatch.style.background = entry.colour;
-      html('span', 'msgplot-label', button, entry.label);
+      swatch(button, entry);
+      html('span', 'msgplot-label', button, entry.shown || entry.label);
+      button.setAttribute('aria-label', entry.label);
       button.addEventListener('click', function () { self.toggle(entry.index); });
-    });
+    })();
   };
 
   // ------------------------------------------------------------ xy charts
@@ -296,12 +352,14 @@
     var slot = 0;
     chart.noValueSlots = noValueSlots(traces, chart.hidden);
     traces.forEach(function (t, index) {
-      var colour = colourFor(t.colour_key || t.label);
-      legend.push({index: index, label: t.label + (t.axis === 'y2' ? ' (right axis)' : ''), colour: colour});
+      var colour = t.colour || colourFor(t.colour_key || t.label);
+      legend.push({index: index, label: t.label + (t.axis === 'y2' ? ' (right axis)' : ''), colour: colour,
+        marker: bars ? null : (t.marker || MARKERS[index % MARKERS.length]), line: lineOf(t), source: t.source || ''});
       if (chart.hidden.has(index)) return;
       var scale = t.axis === 'y2' ? y2Scale : yScale;
       t.__index = index;
-      var g = svg('g', {'class': 'msgplot-trace', 'data-label': t.label, 'data-index': index}, plot);
+      var g = svg('g', {'class': 'msgplot-trace', 'data-label': t.label, 'data-index': index,
+        'data-colour': colour, 'data-marker': t.marker || '', 'data-line': lineOf(t), 'data-source': t.source || ''}, plot);
       if (bars) drawBars(chart, g, t, index, xScale, scale, colour, slot++, barSlots, py1);
       else drawLine(chart, g, t, index, xScale, scale, colour, py1);
     });
@@ -341,13 +399,13 @@
       var y = yScale.map(v);
       if (y < box.y0 - 1 || y > box.y1) return;
       svg('line', {x1: box.x0, x2: box.x1, y1: y, y2: y, 'class': 'msgplot-grid'}, axes);
-      svgText(axes, box.x0 - 6, y + 4, formatSI(v), {'text-anchor': 'end', 'class': 'msgplot-tick'});
+      svgText(axes, box.x0 - 6, y + 4, tickFormat(fig.y)(v), {'text-anchor': 'end', 'class': 'msgplot-tick'});
     });
     if (y2Scale) {
       y2Scale.ticks.forEach(function (v) {
         var y = y2Scale.map(v);
         if (y < box.y0 - 1 || y > box.y1) return;
-        svgText(axes, box.x1 + 6, y + 4, formatSI(v), {'class': 'msgplot-tick'});
+        svgText(axes, box.x1 + 6, y + 4, tickFormat(fig.y2)(v), {'class': 'msgplot-tick'});
       });
       var r = svgText(axes, 0, 0, fig.y2.label || '', {'text-anchor': 'middle', 'class': 'msgplot-axis-label',
         transform: 'translate(' + (size.w - 14) + ',' + ((box.y0 + box.y1) / 2) + ') rotate(90)'});
@@ -380,7 +438,8 @@
       return [t.label, xText, statusText(t.status[i]) + (t.status[i] === 'unsupported' || t.status[i] === 'failed'
         ? '' : ' (' + t.status[i] + ')'), t.note && t.note[i]];
     }
-    var lines = [t.label, xText, (fig.y.label || 'y') + ' = ' + formatFull(t.y[i])];
+    var shown = fig.y.format === 'percent' ? formatPercent(t.y[i]) : formatFull(t.y[i]);
+    var lines = [t.label, xText, (fig.y.label || 'y') + ' = ' + shown];
     if (t.lo && isNum(t.lo[i]) && isNum(t.hi[i])) {
       lines.push('min–max ' + formatFull(t.lo[i]) + ' – ' + formatFull(t.hi[i]) +
         (t.n && t.n[i] ? ' (' + t.n[i] + ' repetitions)' : ''));
@@ -391,6 +450,7 @@
 
   function drawMarker(g, shape, x, y, colour) {
     var r = 4;
+    if (shape === 'ring') return svg('circle', {cx: x, cy: y, r: r + 3, fill: 'none', stroke: colour, 'stroke-width': 2}, g);
     if (shape === 'square') return svg('rect', {x: x - r, y: y - r, width: 2 * r, height: 2 * r, fill: colour}, g);
     if (shape === 'triangle') {
       return svg('path', {d: 'M' + x + ',' + (y - r - 1) + 'L' + (x + r + 1) + ',' + (y + r) + 'L' + (x - r - 1) + ',' + (y + r) + 'Z', fill: colour}, g);
@@ -430,6 +490,8 @@
     return ok && !(scale.kind === 'log' && t.y[i] <= 0);
   }
 
+  function lineOf(t) { return t.line || (t.dash ? 'dashed' : 'solid'); }
+
   function drawLine(chart, g, t, index, xScale, scale, colour, bottom) {
     var order = t.x.map(function (x, i) { return i; }).sort(function (a, b) { return compareX(t.x[a], t.x[b]); });
     var d = '', pen = false;
@@ -438,11 +500,11 @@
       d += (pen ? 'L' : 'M') + xScale.map(t.x[i]) + ',' + scale.map(t.y[i]);
       pen = true;
     });
-    if (d) {
+    if (d && lineOf(t) !== 'none') {  // 'none': marks only (history's step changes)
       svg('path', {d: d, fill: 'none', stroke: colour, 'stroke-width': 2, 'class': 'msgplot-line',
-        'stroke-dasharray': t.dash ? '6 4' : 'none'}, g);
+        'stroke-dasharray': DASHES[lineOf(t)] || 'none'}, g);
     }
-    var shape = MARKERS[index % MARKERS.length];
+    var shape = t.marker || MARKERS[index % MARKERS.length];
     order.forEach(function (i) {
       var x = xScale.map(t.x[i]);
       if (!okAt(t, i, scale)) { drawNoValue(chart, g, t, i, x, bottom, colour); return; }
@@ -573,6 +635,7 @@
     charts.forEach(function (c) { if (c.full) c.setFull(false); });
   });
 
-  root.MsgPlot = {draw: draw, formatSI: formatSI, formatFull: formatFull, statusText: statusText,
-    compareX: compareX, colourFor: colourFor, isNum: isNum};
+  root.MsgPlot = {draw: draw, formatSI: formatSI, formatFull: formatFull, formatPercent: formatPercent,
+    statusText: statusText, compareX: compareX, colourFor: colourFor, isNum: isNum,
+    MARKERS: MARKERS, SOURCE_LINES: ['solid', 'dotted', 'dashdot', 'longdash']};
 })(window);

@@ -131,6 +131,9 @@
       entry.parts.forEach(function (p) { if (involved.indexOf(p.source) < 0) involved.push(p.source); });
       var used = new Set();
       var series = [];
+      var origins = [];  // the sources of this graph's series: one marker and dash each
+      // A graph of several metrics per series keeps its lines for the metrics (figures.style).
+      var metricLines = entry.parts.some(function (p) { return p.graph.series.some(function (s) { return s.dash; }); });
       entry.parts.forEach(function (part) {
         part.graph.series.forEach(function (s) {
           var label = s.label;
@@ -138,7 +141,17 @@
           var unique = label;
           for (var k = 2; used.has(unique); k++) unique = label + ' #' + k;
           used.add(unique);
-          series.push(Object.assign({}, s, {label: unique}));
+          var styled = {label: unique};
+          if (involved.length > 1) {
+            // Overlaid sources: the target keeps its colour; the source sets marker and dash.
+            var origin = sources[part.source].name + (s.source ? ' ' + s.source : '');
+            if (origins.indexOf(origin) < 0) origins.push(origin);
+            var n = origins.indexOf(origin);
+            styled.source = origin;
+            styled.marker = MsgPlot.MARKERS[n % MsgPlot.MARKERS.length];
+            styled.line = metricLines ? s.line : MsgPlot.SOURCE_LINES[n % MsgPlot.SOURCE_LINES.length];
+          }
+          series.push(Object.assign({}, s, styled));
         });
       });
       return Object.assign({}, entry.graph, {series: series, sources: involved.length});
@@ -211,7 +224,8 @@
       x: {label: graph.x_label, scale: options.sameX || !numericX ? 'category' : autoScale(xs),
         ticks: graph.x_ticks || 'auto'},
       y: {label: view === 'throughput' ? graph.y_label : titles[view],
-        scale: view === 'throughput' ? autoScale(values) : 'linear'},
+        scale: view === 'throughput' ? autoScale(values) : 'linear',
+        format: view === 'throughput' ? 'si' : 'percent'},
       y2: null,
       traces: series
     };
@@ -249,8 +263,10 @@
     box.textContent = '';
     var graphs = mergeGraphs(state.sources, opts.allMetrics);
     var views = VIEWS.filter(function (v) { return opts[v]; });
+    renderIndex(box, graphs);
     graphs.forEach(function (graph, index) {
       var section = el('section', 'graph', box);
+      section.id = 'graph-' + index;
       section.setAttribute('data-key', graph.key);
       section.setAttribute('data-sources', graph.sources);
       el('h3', '', section, graph.title);
@@ -266,6 +282,20 @@
       });
     });
     document.body.setAttribute('data-graphs', String(graphs.length));
+  }
+
+  /* An index of the graphs (with "All metrics" there are dozens): one link each,
+   * grouped by the workload or scenario the key starts with. */
+  function renderIndex(box, graphs) {
+    if (graphs.length < 2) return;
+    var nav = el('nav', 'graph-index', box);
+    nav.id = 'graph-index';
+    el('h3', '', nav, 'Index (' + graphs.length + ' graphs)');
+    var list = el('ol', '', nav);
+    graphs.forEach(function (graph, index) {
+      var link = el('a', '', el('li', '', list), graph.title + (graph.subtitle ? ' — ' + graph.subtitle : ''));
+      link.href = '#graph-' + index;
+    });
   }
 
   // ------------------------------------------------------------ wiring
