@@ -14,9 +14,9 @@ import (
 
 // The tuned variant ("lean" option): the same commands on the wire as the
 // default (a PUBLISH per message; batching_bytes = N: PUBLISHes pipelined in
-// writes of about N payload bytes, then their replies read), written and read
-// by the lean RESP codec of internal/resp instead of go-redis, with no
-// allocation per message. Receivers read pushes with the same codec from one
+// writes of about N payload bytes), written and read by the lean RESP codec
+// of internal/resp instead of go-redis, with no allocation per message, and
+// with a window of two batches in flight (leanSource). Receivers read pushes with the same codec from one
 // connection each. A server disconnect is not retried (go-redis resubscribes;
 // here the receiver counts it in Dropped and the rest shows as loss).
 
@@ -67,6 +67,14 @@ func dialLean(ctx context.Context, env pubsub.Env) (net.Conn, *resp.Reader, erro
 }
 
 // leanSource publishes on one topic over its own connection.
+//
+// With batching, a window of two batches: batch k+1 is written before batch
+// k's replies are read, so Redis has the next batch in its socket while the
+// source reads the last one's answers, instead of idling for a wake-up of the
+// source between batches (go-redis and redis-benchmark -P wait for every
+// reply before the next write; auto-pipelining clients such as rueidis keep
+// writing). At most two batches are unanswered, so neither side's buffers
+// grow. Without batching, every PUBLISH waits for its reply, as default.
 type leanSource struct {
 	conn    net.Conn
 	r       *resp.Reader
@@ -74,8 +82,9 @@ type leanSource struct {
 	url     string
 	batch   int    // batching_bytes
 	out     []byte // PUBLISH commands not written yet
-	owed    int    // replies not read yet
+	queued  int    // commands in out
 	pending int    // payload bytes in out
+	written int    // commands of the last batch written whose replies are not read yet
 }
 
 func connectLean(ctx context.Context, env pubsub.Env, p pubsub.Params, i int) (*leanSource, error) {
@@ -89,31 +98,50 @@ func connectLean(ctx context.Context, env pubsub.Env, p pubsub.Params, i int) (*
 
 func (s *leanSource) Publish(msg []byte) error {
 	s.out = resp.AppendPublish(s.out, s.topic, msg)
-	s.owed++
+	s.queued++
 	s.pending += len(msg)
-	if s.pending >= s.batch { // batching 0: every message, one round trip each
-		return s.Flush()
+	if s.batch == 0 {
+		return s.Flush() // one round trip per message
+	}
+	if s.pending >= s.batch {
+		return s.write()
 	}
 	return nil
 }
 
-// Flush writes what is queued in one write and reads every reply: each
-// PUBLISH answered means Redis has put the message in the subscribers'
-// output buffers.
-func (s *leanSource) Flush() error {
-	if s.owed == 0 {
+// write sends the queued commands in one write, then reads the replies of
+// the batch written before them.
+func (s *leanSource) write() error {
+	if s.queued == 0 {
 		return nil
 	}
 	if _, err := s.conn.Write(s.out); err != nil {
 		return fmt.Errorf("redis PUBLISH %s to %s: %w", s.topic, s.url, err)
 	}
-	s.out, s.pending = s.out[:0], 0
-	for ; s.owed > 0; s.owed-- {
+	previous := s.written
+	s.written, s.out, s.queued, s.pending = s.queued, s.out[:0], 0, 0
+	return s.replies(previous)
+}
+
+func (s *leanSource) replies(n int) error {
+	for ; n > 0; n-- {
 		if _, err := s.r.ReadInteger(); err != nil {
 			return fmt.Errorf("redis PUBLISH %s to %s: %w", s.topic, s.url, err)
 		}
 	}
 	return nil
+}
+
+// Flush writes what is queued and reads every reply still owed: each
+// PUBLISH answered means Redis has put the message in the subscribers'
+// output buffers.
+func (s *leanSource) Flush() error {
+	if err := s.write(); err != nil {
+		return err
+	}
+	n := s.written
+	s.written = 0
+	return s.replies(n)
 }
 
 // Idle: a rate-limited source about to wait sends its partial batch now.
