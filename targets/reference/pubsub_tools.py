@@ -99,10 +99,6 @@ def check_supported(variant: str, p: Params) -> None:
                "perftest": "a producer rate (-r) but latency only as min/median/75th/95th/99th: "
                            "the spec's p99.9 and max it does not report"}[variant]
         raise ToolError("unsupported", f"rate = {p.rate:g}: {tool} has {why}; it is the reference for rate = 0")
-    if variant == "nats_bench" and p.batching_bytes == 0:
-        raise ToolError("unsupported", "batching_bytes = 0: nats bench always publishes through nats.go's write "
-                                       "buffer (Publish, no Flush per message), which is msgbench's nats with "
-                                       "batching_bytes > 0; it has no unbatched mode")
     if variant == "perftest" and p.batching_bytes > 0:
         raise ToolError("unsupported", f"batching_bytes = {p.batching_bytes}: PerfTest's Java client writes and "
                                        "flushes every publish; it cannot batch (as msgbench's rabbitmq)")

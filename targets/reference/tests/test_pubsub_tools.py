@@ -102,7 +102,6 @@ def test_options_name_a_known_tool_and_nothing_else(options, named):
 
 @pytest.mark.parametrize("variant, overrides, named", [
     ("nats_bench", {"rate": 1000, "batching_bytes": 8192}, "rate"),
-    ("nats_bench", {"batching_bytes": 0}, "batching_bytes"),
     ("nats_bench", {"batching_bytes": 8192, "sources": 2, "source_threads": 1}, "source_threads"),
     ("redis_benchmark", {"rate": 1000}, "rate"),
     ("redis_benchmark", {"payload_bytes": 131072}, "payload_bytes"),
@@ -288,7 +287,8 @@ READY = {
     "perftest": lambda: list(tools.LIB.glob("perf-test-*.jar")) and shutil.which("java")
     and Path("/usr/lib/rabbitmq/bin/rabbitmq-server").exists(),
 }
-RUNS = {"nats_bench": {"batching_bytes": 8192, "sources": 2, "source_threads": 2, "receivers": 2},
+# nats_bench at batching_bytes = 0: nats.go's ordinary Publish, as msgbench's nats default at 0 (issue 13).
+RUNS = {"nats_bench": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark": {"sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark_sub": {"sources": 2, "source_threads": 2, "receivers": 2, "batching_bytes": 1024},
         "perftest": {"sources": 2, "source_threads": 2, "receivers": 2}}
