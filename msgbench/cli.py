@@ -9,22 +9,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import (
-    builds,
-    compare,
-    doctor,
-    limits,
-    procs,
-    results,
-    spec,
-    suites,
-    sysinfo,
-    tables,
-    targets,
-    terminal,
-    trend,
-    workloads,
-)
+import msgbench.limits as machine_limits
+from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, trend, workloads
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
 from msgbench.points import target_label
@@ -138,8 +124,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("limits", cmd_limits, "measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) "
                                       "and store them as a run of their own (docs/limits.md)")
-    p.add_argument("--seconds", type=float, default=limits.DEFAULT_SECONDS,
-                   help=f"time per measurement in s (default {limits.DEFAULT_SECONDS:g})")
+    p.add_argument("--seconds", type=float, default=machine_limits.DEFAULT_SECONDS,
+                   help=f"time per measurement in s (default {machine_limits.DEFAULT_SECONDS:g})")
     p.add_argument("--no-build", action="store_true", help="do not build targets/c first")
 
     p = command("history", cmd_history, "the runs in the store, newest first; with --trend, a metric over "
@@ -335,7 +321,7 @@ def cmd_run(args) -> int:
                 print(f"msgbench: skipping: {exc}", file=sys.stderr)
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
     if args.limits:
-        plan.limits = _measure_limits(limits.DEFAULT_SECONDS, build=not args.no_build)
+        plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
     store = _store(args)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
@@ -423,10 +409,10 @@ def _print_table(run: dict) -> None:
 
 def _measure_limits(seconds: float, build: bool, out=None) -> dict:
     try:
-        measured = limits.measure(seconds, build=build)
-    except limits.LimitsError as exc:
+        measured = machine_limits.measure(seconds, build=build)
+    except machine_limits.LimitsError as exc:
         raise UsageError(str(exc)) from None
-    for line in limits.lines(measured):
+    for line in machine_limits.lines(measured):
         print(f"limits: {line}", file=out or sys.stderr)
     return measured
 
@@ -434,9 +420,9 @@ def _measure_limits(seconds: float, build: bool, out=None) -> dict:
 def cmd_limits(args) -> int:
     measured = _measure_limits(args.seconds, build=not args.no_build, out=sys.stdout)
     store = _store(args)
-    command = "msgbench limits" + ("" if args.seconds == limits.DEFAULT_SECONDS else f" --seconds {args.seconds:g}")
-    run_id = store.start_run(command, None, sysinfo.collect({}) | {"limits": measured}, [])
-    store.finish_run(run_id, "complete")
+    default = args.seconds == machine_limits.DEFAULT_SECONDS
+    command = "msgbench limits" + ("" if default else f" --seconds {args.seconds:g}")
+    run_id = machine_limits.store_run(store, command, measured)
     print(f"\nrun {run_id} stored in {store.path}: give it to msgbench report with the runs whose ceilings "
           "it measures", file=sys.stderr)
     return EXIT_OK

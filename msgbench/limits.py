@@ -11,8 +11,8 @@ import json
 import shlex
 import subprocess
 
-from msgbench import targets
-from msgbench.store import now_iso
+from msgbench import sysinfo, targets
+from msgbench.store import Store, now_iso
 
 # Each figure and the counts it was computed from: all must be there, numbers, above 0.
 FIGURES = {
@@ -89,3 +89,10 @@ def lines(limits: dict) -> list[str]:
         f"({limits['loopback_bytes'] >> 20} MiB in {limits['loopback_seconds']:.2f} s, 1 MiB writes)",
         f"measured by: {limits.get('command', '?')} on {limits['cores']} cores",
     ]
+
+
+def store_run(store: Store, command: str, measured: dict) -> str:
+    """A run of its own holding only the limits (in its metadata, as --limits puts them)."""
+    run_id = store.start_run(command, None, sysinfo.collect({}) | {"limits": measured}, [])
+    store.finish_run(run_id, "complete")
+    return run_id
