@@ -64,6 +64,10 @@ def test_rows_set_each_ceiling_against_its_limit():
     assert {r["command"] for r in rows.values()} == {"msgbench-limits 0.5"}
 
 
+def test_fractions_read_as_people_say_them():
+    assert [report_limits.fraction_text(f) for f in (0.62, 1.234, 65.3)] == ["62%", "123%", "65x"]
+
+
 def test_no_limits_no_section():
     doc = {"runs": [{"id": "r1", "metadata": {}, "summary": [
         _summary("c", "socket", {"mode": "flow"}, "bandwidth_bytes_per_s", 1e9)]}]}

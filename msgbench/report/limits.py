@@ -59,6 +59,11 @@ def rows(doc: dict) -> list[dict]:
     return out
 
 
+def fraction_text(fraction: float) -> str:
+    """62% of the limit; a ceiling far past its yardstick as a multiple (65x), not 6500%."""
+    return f"{100 * fraction:.0f}%" if fraction < 2 else f"{fraction:.0f}x"
+
+
 def section(doc: dict) -> dict | None:
     found = rows(doc)
     if not found:
@@ -66,7 +71,7 @@ def section(doc: dict) -> dict | None:
     table_rows = [[figures.cell(r["ceiling"]), figures.cell(r["target"]), figures.cell(r["point"]),
                    figures.cell(f"{figures.format_value(r['value'])} {r['unit']}"),
                    figures.cell(f"{r['limit_name']}: {figures.format_value(r['limit'])} {r['unit']}"),
-                   figures.cell(f"{100 * r['fraction']:.0f}%"), figures.cell(r["command"])]
+                   figures.cell(fraction_text(r["fraction"])), figures.cell(r["command"])]
                   for r in found]
     table = figures.table("limits-1", "Ceilings against the machine's limits",
                           ["ceiling", "target", "point", "measured (median)", "machine limit",
