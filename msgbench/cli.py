@@ -9,6 +9,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import msgbench.limits as machine_limits
 from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, trend, workloads
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
@@ -111,12 +112,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="builds from a TOML file ([[build]] with target, label, path, env, args; docs/builds.md)")
     p.add_argument("--reference", action="store_true",
                    help="also run the reference tools (iperf3, sockperf, ...) at the same settings")
+    p.add_argument("--limits", action="store_true",
+                   help="first measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) and keep "
+                        "them with the run: the report sets the ceilings against them (docs/limits.md)")
     p.add_argument("--remote", metavar="USER@HOST",
                    help="placement=remote: run the server half on this host over ssh (default: a network "
                         "namespace on this machine, which needs root)")
     p.add_argument("--remote-dir", help="with --remote: the target folder's path there (default: the same path)")
     p.add_argument("--netem", metavar="OPTIONS",
                    help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit'")
+
+    p = command("limits", cmd_limits, "measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) "
+                                      "and store them as a run of their own (docs/limits.md)")
+    p.add_argument("--seconds", type=float, default=machine_limits.DEFAULT_SECONDS,
+                   help=f"time per measurement in s (default {machine_limits.DEFAULT_SECONDS:g})")
+    p.add_argument("--no-build", action="store_true", help="do not build targets/c first")
 
     p = command("history", cmd_history, "the runs in the store, newest first; with --trend, a metric over "
                                         "the runs in time order, step changes marked")
@@ -310,6 +320,8 @@ def cmd_run(args) -> int:
             except targets.TargetError as exc:  # one build that fails leaves the others to run
                 print(f"msgbench: skipping: {exc}", file=sys.stderr)
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
+    if args.limits:
+        plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
     store = _store(args)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
@@ -393,6 +405,27 @@ def _print_table(run: dict) -> None:
         where = f" {s['sweep']}={s['x']}" if s["sweep"] else ""
         for warning in s["warnings"]:
             print(f"warning: {target_label(s)} {s['scenario']}{where}: {warning}")
+
+
+def _measure_limits(seconds: float, build: bool, out=None) -> dict:
+    try:
+        measured = machine_limits.measure(seconds, build=build)
+    except machine_limits.LimitsError as exc:
+        raise UsageError(str(exc)) from None
+    for line in machine_limits.lines(measured):
+        print(f"limits: {line}", file=out or sys.stderr)
+    return measured
+
+
+def cmd_limits(args) -> int:
+    measured = _measure_limits(args.seconds, build=not args.no_build, out=sys.stdout)
+    store = _store(args)
+    default = args.seconds == machine_limits.DEFAULT_SECONDS
+    command = "msgbench limits" + ("" if default else f" --seconds {args.seconds:g}")
+    run_id = machine_limits.store_run(store, command, measured)
+    print(f"\nrun {run_id} stored in {store.path}: give it to msgbench report with the runs whose ceilings "
+          "it measures", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_history(args) -> int:

@@ -59,6 +59,7 @@ class Plan:
     remote: str | None = None  # user@host for placement=remote; None: a namespace here
     remote_dir: str | None = None
     netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
+    limits: dict | None = None  # --limits: the machine's limits, measured before the run (msgbench/limits.py)
 
     def check_placement(self, strict: bool = True) -> None:
         """Remote placement needs root (for a namespace) or a remote host.
@@ -229,6 +230,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     metadata["harness"] = procs.harness_identity()  # so a later start can tell if this run was abandoned
     command = command or shlex.join(["msgbench", *sys.argv[1:]])
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
+    if plan.limits:
+        metadata["limits"] = plan.limits
     if plan.precision is not None:
         metadata["precision"] = {"target": plan.precision, "max_repeat": plan.max_repeat}
     run_id = store.start_run(command, suite, metadata, notes)

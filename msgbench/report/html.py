@@ -21,7 +21,7 @@ import msgbench
 from msgbench import model, workloads
 from msgbench.figures import format_value, metric_label
 from msgbench.report import findings
-from msgbench.report.sections import section
+from msgbench.report.sections import extra_sections, section
 
 _STATIC = resources.files("msgbench.report") / "static"
 _METADATA_FIELDS = (
@@ -61,7 +61,7 @@ def _script_hash(source: str) -> str:
 
 
 def sections_of(doc: dict) -> list[dict]:
-    return [section(data) for data in model.collect(doc, workloads.order)]
+    return [section(data) for data in model.collect(doc, workloads.order)] + extra_sections(doc)
 
 
 def render_html(doc: dict, *, title: str | None = None, history: list[dict] | None = None) -> str:
@@ -236,8 +236,9 @@ def _section_html(s: dict) -> str:
         parts.append(f'<div class="item-row">{"".join(rendered)}</div>' if row else
                      "\n".join(rendered))
     table = s["summary_table"]
-    parts.append(f'<details class="summaries"><summary>All summaries ({len(table["rows"])})'
-                 f"</summary>{table_html(table)}</details>")
+    if table is not None:  # the limits section has none
+        parts.append(f'<details class="summaries"><summary>All summaries ({len(table["rows"])})'
+                     f"</summary>{table_html(table)}</details>")
     parts.append("</section>")
     return "\n".join(parts)
 

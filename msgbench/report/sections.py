@@ -3,6 +3,7 @@ the generic ones for a workload without a module), then every summary in a table
 """
 
 from msgbench import figures, model, workloads
+from msgbench.report import limits
 from msgbench.workloads import generic
 
 
@@ -19,3 +20,8 @@ def section(data: model.WorkloadData) -> dict:
         "items": items,
         "summary_table": generic.summary_table(data, ids),
     }
+
+
+def extra_sections(doc: dict) -> list[dict]:
+    """Sections about the whole document rather than one workload: the limits."""
+    return [s for s in (limits.section(doc),) if s]

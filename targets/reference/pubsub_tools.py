@@ -5,6 +5,8 @@ One variant per tool (its option `tool`), each against the broker the harness st
 
     nats_bench       natscli's `nats bench` (bin/nats, built by `make build`) against nats-server
     redis_benchmark  Debian's redis-benchmark, PUBLISH only, against redis-server
+    redis_benchmark_sub  the same with `receivers` reference subscribers attached
+                     (redis_subscriber.py): the fair pairing, Redis also delivers every message
     perftest         RabbitMQ PerfTest (lib/, fetched by `make build`) against rabbitmq-server
 
 The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
@@ -17,6 +19,7 @@ Standard library only.
 """
 
 import contextlib
+import json
 import math
 import os
 import re
@@ -38,7 +41,7 @@ NATS = HERE / "bin" / "nats"
 LIB = HERE / "lib"
 PERFTEST_MAIN = "com.rabbitmq.perf.PerfTest"
 
-TOOLS = ("nats_bench", "redis_benchmark", "perftest")  # the option `tool` of the pubsub variants
+TOOLS = ("nats_bench", "redis_benchmark", "redis_benchmark_sub", "perftest")  # the option `tool` of the pubsub variants
 
 ARGV_MAX_BYTES = 131071  # Linux MAX_ARG_STRLEN (128 KiB) less the NUL: redis-benchmark's payload is an argument
 CALIBRATION_FIRST = 2000  # messages in the first (calibration) run ...
@@ -86,17 +89,16 @@ def tail(text: str, lines: int = 6) -> str:
 
 def check_supported(variant: str, p: Params) -> None:
     """unsupported: what the variant's tool cannot do at msgbench's settings."""
-    tool = {"nats_bench": "nats bench", "redis_benchmark": "redis-benchmark", "perftest": "PerfTest"}[variant]
+    tool = {"nats_bench": "nats bench", "redis_benchmark": "redis-benchmark", "redis_benchmark_sub": "redis-benchmark",
+            "perftest": "PerfTest"}[variant]
     if p.rate > 0:
         why = {"nats_bench": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
                "redis_benchmark": "no rate option and no subscribers, so no end-to-end latency",
+               "redis_benchmark_sub": "no rate option and its publishes carry no time stamp, so no end-to-end "
+                                      "latency",
                "perftest": "a producer rate (-r) but latency only as min/median/75th/95th/99th: "
                            "the spec's p99.9 and max it does not report"}[variant]
         raise ToolError("unsupported", f"rate = {p.rate:g}: {tool} has {why}; it is the reference for rate = 0")
-    if variant == "nats_bench" and p.batching_bytes == 0:
-        raise ToolError("unsupported", "batching_bytes = 0: nats bench always publishes through nats.go's write "
-                                       "buffer (Publish, no Flush per message), which is msgbench's nats with "
-                                       "batching_bytes > 0; it has no unbatched mode")
     if variant == "perftest" and p.batching_bytes > 0:
         raise ToolError("unsupported", f"batching_bytes = {p.batching_bytes}: PerfTest's Java client writes and "
                                        "flushes every publish; it cannot batch (as msgbench's rabbitmq)")
@@ -104,7 +106,7 @@ def check_supported(variant: str, p: Params) -> None:
         raise ToolError("unsupported", f"source_threads = {p.source_threads} with sources = {p.sources}: {tool} "
                                        "runs every publisher on its own thread (goroutine), it cannot share "
                                        "threads: use source_threads = sources")
-    if variant == "redis_benchmark" and p.payload_bytes > ARGV_MAX_BYTES:
+    if variant.startswith("redis_benchmark") and p.payload_bytes > ARGV_MAX_BYTES:
         raise ToolError("unsupported", f"payload_bytes = {p.payload_bytes}: redis-benchmark takes the PUBLISH "
                                        f"payload as a command-line argument, at most {ARGV_MAX_BYTES:,} bytes")
 
@@ -467,6 +469,8 @@ class RedisRun:
     rps: float
     cpu_ns: int
     peak_rss: int
+    subscribers: list[dict]  # redis_subscriber.py's line of each subscriber (fair pairing), or none
+    subscribers_cpu_ns: int
 
 
 def parse_redis_benchmark(text: str) -> tuple[int, float, float]:
@@ -490,27 +494,71 @@ def redis_argv(p: Params, requests: int) -> list[str]:
             "-n", str(requests), *threads, "PUBLISH", "msgbench.0", "x" * p.payload_bytes]
 
 
-def redis_run(p: Params, requests: int) -> RedisRun:
-    with cleanup([Tool(redis_argv(p, requests))]) as (tool,):
-        within_s = remaining_s(p)
-        if not wait_for([tool], within_s):
-            raise ToolError("resource", f"redis-benchmark did not complete {requests:,} requests within "
-                                        f"{within_s:.0f} s (the time limit); its last progress: "
-                                        f"{tail(tool.stdout(), 1)}")
-        tool.check_exit()
-        completed, seconds, rps = parse_redis_benchmark(tool.stdout())
-        return RedisRun(completed, seconds, rps, tool.cpu_ns or 0, tool.peak_rss)
+def redis_subscriber_argv(p: Params, requests: int) -> list[str]:
+    host, port = host_port(service_url("redis_benchmark_sub"))
+    return [sys.executable, str(HERE / "redis_subscriber.py"), host, str(port), "msgbench.0", str(p.payload_bytes),
+            str(requests), str(p.drain_ms)]
 
 
-def run_redis_benchmark(p: Params) -> dict:
+def parse_redis_subscriber(text: str) -> dict:
+    """The subscriber's JSON line (after its "subscribed")."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        found = json.loads(lines[-1])
+        if not all(isinstance(found.get(k), int) for k in ("received", "first_ns", "last_ns", "leftover_bytes")):
+            raise ValueError
+    except (IndexError, ValueError):
+        raise ToolError("internal", f"redis_subscriber.py printed no counts: {tail(text)}") from None
+    return found
+
+
+def redis_run(p: Params, requests: int, subscribed: bool) -> RedisRun:
+    """One redis-benchmark run of requests PUBLISHes in all (-n, over its -c connections); with subscribed,
+    p.receivers reference subscribers attached first, each expecting every one of them."""
+    with cleanup([Tool(redis_subscriber_argv(p, requests)) for _ in range(p.receivers if subscribed else 0)]) as subs:
+        if not wait_for(subs, 30, lambda: all("subscribed" in s.stdout() for s in subs)) or not all(
+                s.running for s in subs):
+            for s in subs:
+                s.check_exit()
+            raise ToolError("internal", "the reference subscribers did not subscribe within 30 s")
+        with cleanup([Tool(redis_argv(p, requests))]) as (tool,):
+            within_s = remaining_s(p)
+            if not wait_for([tool], within_s):
+                raise ToolError("resource", f"redis-benchmark did not complete {requests:,} requests within "
+                                            f"{within_s:.0f} s (the time limit); its last progress: "
+                                            f"{tail(tool.stdout(), 1)}")
+            tool.check_exit()
+            completed, seconds, rps = parse_redis_benchmark(tool.stdout())
+        # A subscriber ends at every message, or drain_ms after its last byte.
+        drain_s = min(p.drain_ms / 1000 + 5, remaining_s(p))
+        if not wait_for(subs, drain_s):
+            raise ToolError("resource", f"the reference subscribers did not finish within {drain_s:g} s")
+        for s in subs:
+            s.check_exit()
+        lines = [parse_redis_subscriber(s.stdout()) for s in subs]
+        return RedisRun(completed, seconds, rps, tool.cpu_ns or 0, tool.peak_rss, lines,
+                        sum(s.cpu_ns or 0 for s in subs))
+
+
+def run_redis_benchmark(p: Params, subscribed: bool = False) -> dict:
     if shutil.which("redis-benchmark") is None:
         raise ToolError("resource", "redis-benchmark is not installed: apt-get install -y redis-tools")
 
     def one(n: int) -> tuple[float, RedisRun]:
-        run = redis_run(p, n)
+        run = redis_run(p, n, subscribed)
         return run.rps, run
 
     run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
+    if subscribed:
+        # The fair pairing: Redis delivered every PUBLISH to p.receivers subscribers on the same cores;
+        # msgs_per_s is each subscriber's count over its first to last read, as msgbench's receivers.
+        return result(publish_ns=seconds_ns(run.seconds), published=run.completed, receivers=p.receivers,
+                      receiver_received=[s["received"] for s in run.subscribers],
+                      receiver_last_ns=[s["last_ns"] - s["first_ns"] for s in run.subscribers],
+                      source_cpu_ns=run.cpu_ns, receiver_cpu_ns=run.subscribers_cpu_ns, peak_rss=run.peak_rss,
+                      extra=broker_extra(broker_ns),
+                      verify_extra={"subscribers": p.receivers, "pipeline": redis_pipeline(p),
+                                    "leftover_bytes": sum(s["leftover_bytes"] for s in run.subscribers)})
     # Stated by redis-benchmark: "N requests completed in S seconds". No subscribers: it only publishes,
     # so its one receiver entry is the PUBLISH replies it counted over those S seconds, and msgs_per_s
     # stays the PUBLISH rate Redis accepts at this pipelining with nothing delivered (an upper bound of
@@ -624,7 +672,8 @@ def perftest_result(p: Params, summary: PerfTestSummary, tool: Tool, per_produce
 # ---------------------------------------------------------------- entry points
 
 
-RUNNERS = {"nats_bench": run_nats_bench, "redis_benchmark": run_redis_benchmark, "perftest": run_perftest}
+RUNNERS = {"nats_bench": run_nats_bench, "redis_benchmark": run_redis_benchmark,
+           "redis_benchmark_sub": lambda p: run_redis_benchmark(p, subscribed=True), "perftest": run_perftest}
 
 
 def handle(request: dict) -> dict:
@@ -648,7 +697,7 @@ def version(variant: str) -> str:
     if variant == "nats_bench":
         text = run_quietly([str(NATS), "--version"]).strip() if NATS.exists() else ""
         return f"natscli {text}" if text else "natscli not built"
-    if variant == "redis_benchmark":
+    if variant.startswith("redis_benchmark"):
         text = run_quietly(["redis-benchmark", "--version"]).strip() if shutil.which("redis-benchmark") else ""
         return text.splitlines()[0] if text else "redis-benchmark not installed"
     jars = sorted(LIB.glob("perf-test-*.jar"))

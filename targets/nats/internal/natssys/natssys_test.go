@@ -31,6 +31,25 @@ func TestDeliversEverythingInOrder(t *testing.T) {
 	}
 }
 
+// The strict variant (a Flush after every Publish) delivers the same, and an
+// option of the wrong type is refused naming it.
+func TestFlushEach(t *testing.T) {
+	url, _ := startServer(t)
+	opts := pubsub.Options{"flush_each": true}
+	p := pubsub.Params{PayloadBytes: 200, Sources: 2, Receivers: 1}
+	if err := (System{}).Check(opts, p); err != nil {
+		t.Fatal(err)
+	}
+	kittest.RoundTrip{System: System{}, Env: pubsub.Env{ServiceURL: url}, Options: opts, Params: p,
+		PerSource: 300, Wait: 10 * time.Second}.Run(t)
+	if err := (System{}).Check(pubsub.Options{"flush_each": "yes"}, p); err == nil || !strings.Contains(err.Error(), "flush_each") {
+		t.Fatalf("flush_each = \"yes\": %v", err)
+	}
+	if err := (System{}).Check(pubsub.Options{"flush": true}, p); err == nil || !strings.Contains(err.Error(), "flush") {
+		t.Fatalf("unknown option: %v", err)
+	}
+}
+
 // A broker that dies mid-run fails the next publish with an error naming it.
 func TestBrokerGone(t *testing.T) {
 	url, kill := startServer(t)

@@ -19,13 +19,14 @@ const flushWithin = 60 * time.Second
 // nats.go always buffers: Publish appends to the connection's 32 KiB write
 // buffer (written inline when full) and kicks its flusher goroutine, which
 // writes whatever has accumulated as soon as it runs. The buffer size is
-// fixed by the library (there is no option for it), and the buffering cannot
-// be turned off. So:
-//   - batching_bytes > 0: that buffering, as the library does it (the size is
-//     the library's 32 KiB, not N);
-//   - batching_bytes = 0: every Publish is followed by Flush, a PING/PONG
-//     round trip, the only way nats.go offers to put one message on the wire
-//     on its own. Honest "no batching", and slow: one round trip per message.
+// fixed by the library (there is no option for it). So:
+//   - default variant, any batching_bytes: plain Publish, the client's
+//     ordinary call: the flusher writes promptly, never waiting for more
+//     (batching_bytes = 0 is "no batching asked for"; N > 0 is not applied
+//     either, the size is the library's);
+//   - flush_each variant (option flush_each): every Publish is followed by
+//     Flush, a PING/PONG round trip, the only way nats.go offers to put one
+//     message on the wire on its own: strict one write per message, and slow.
 type source struct {
 	nc         *nats.Conn
 	subject    string
@@ -33,12 +34,12 @@ type source struct {
 	serviceURL string
 }
 
-func dialSource(ctx context.Context, env pubsub.Env, p pubsub.Params, index int) (*source, error) {
+func dialSource(ctx context.Context, env pubsub.Env, flushEach bool, index int) (*source, error) {
 	nc, err := connect(ctx, env, fmt.Sprintf("msgbench-source-%d", index))
 	if err != nil {
 		return nil, err
 	}
-	return &source{nc: nc, subject: pubsub.Topic(index), flushEach: p.BatchingBytes == 0,
+	return &source{nc: nc, subject: pubsub.Topic(index), flushEach: flushEach,
 		serviceURL: env.ServiceURL}, nil
 }
 

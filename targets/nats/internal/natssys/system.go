@@ -21,12 +21,20 @@ type System struct{}
 
 // Check accepts every parameter the workload allows: nats-server's default
 // max_payload (1 MiB) is the workload's largest payload.
-// It has no options. Not lossless (target.toml): NATS core is at-most-once; a
+// Its one option, "flush_each": a Flush (PING/PONG) after every Publish. Not lossless (target.toml): NATS core is at-most-once; a
 // receiver that falls behind has messages dropped, by its client (pending
 // limits, counted in Dropped) or by the server (slow consumer: its
 // connection is closed).
 func (System) Check(opts pubsub.Options, p pubsub.Params) error {
-	return opts.Unknown()
+	_, err := flushEach(opts)
+	return err
+}
+
+func flushEach(opts pubsub.Options) (bool, error) {
+	if err := opts.Unknown("flush_each"); err != nil {
+		return false, err
+	}
+	return opts.Bool("flush_each")
 }
 
 // connect opens one connection. Reconnecting is off: a benchmark must not
@@ -67,5 +75,9 @@ func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options
 // Connect connects a source: see source.go.
 func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params,
 	source int) (pubsub.Source, error) {
-	return dialSource(ctx, env, p, source)
+	each, err := flushEach(opts)
+	if err != nil {
+		return nil, err
+	}
+	return dialSource(ctx, env, each, source)
 }

@@ -31,6 +31,15 @@ type receiver struct {
 // Subscribe opens receiver r's connection, subscribes to every source's topic,
 // waits for the server to confirm each one, and starts the read loop.
 func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, r int, deliver func([]byte)) (pubsub.Receiver, error) {
+	if isLean, err := lean(opts); err != nil {
+		return nil, err
+	} else if isLean {
+		rc, err := subscribeLean(ctx, env, p, deliver)
+		if err != nil { // not a typed nil in the interface
+			return nil, err
+		}
+		return rc, nil
+	}
 	opt, err := options(env)
 	if err != nil {
 		return nil, err

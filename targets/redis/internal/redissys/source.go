@@ -44,6 +44,15 @@ type slot struct {
 
 // Connect opens source i's connection and checks it with a PING.
 func (System) Connect(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params, i int) (pubsub.Source, error) {
+	if isLean, err := lean(opts); err != nil {
+		return nil, err
+	} else if isLean {
+		s, err := connectLean(ctx, env, p, i)
+		if err != nil { // not a typed nil in the interface
+			return nil, err
+		}
+		return s, nil
+	}
 	opt, err := options(env)
 	if err != nil {
 		return nil, err

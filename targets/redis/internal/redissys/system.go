@@ -12,8 +12,8 @@ import (
 	"msgbench/kits/pubsub"
 )
 
-// System implements pubsub.System for Redis: go-redis as its docs show it.
-// It has no options.
+// System implements pubsub.System for Redis: go-redis as its docs show it,
+// or with option "lean" (the tuned variant) the lean RESP codec (lean.go).
 type System struct{}
 
 var _ pubsub.System = System{}
@@ -26,7 +26,15 @@ var _ pubsub.System = System{}
 // client-output-buffer-limit pubsub (32mb hard, 8mb for 60 s by default),
 // dropping what it had buffered.
 func (System) Check(opts pubsub.Options, p pubsub.Params) error {
-	return opts.Unknown()
+	_, err := lean(opts)
+	return err
+}
+
+func lean(opts pubsub.Options) (bool, error) {
+	if err := opts.Unknown("lean"); err != nil {
+		return false, err
+	}
+	return opts.Bool("lean")
 }
 
 // options parses the service URL (redis://127.0.0.1:6379) into client options

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,26 @@ func TestPipelinedBatches(t *testing.T) {
 	roundTrip(t, pubsub.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 3, BatchingBytes: 8192}, 1001)
 }
 
+// The tuned variant (lean RESP codec): the same deliveries, per message and
+// pipelined, with a partial batch left for Flush.
+func TestLean(t *testing.T) {
+	env := startRedis(t)
+	lean := pubsub.Options{"lean": true}
+	for _, p := range []pubsub.Params{
+		{PayloadBytes: 16, Sources: 2, SourceThreads: 1, Receivers: 2},
+		{PayloadBytes: 1000, Sources: 3, SourceThreads: 1, Receivers: 2, BatchingBytes: 8192},
+		{PayloadBytes: 70000, Sources: 1, SourceThreads: 1, Receivers: 1, BatchingBytes: 8192}, // beyond a read buffer
+	} {
+		kittest.RoundTrip{System: System{}, Env: env, Options: lean, Params: p, PerSource: 1001}.Run(t)
+	}
+	if err := (System{}).Check(pubsub.Options{"lean": 1}, pubsub.Params{PayloadBytes: 16}); err == nil {
+		t.Error("lean = 1 accepted")
+	}
+	if err := (System{}).Check(pubsub.Options{"fast": true}, pubsub.Params{PayloadBytes: 16}); err == nil {
+		t.Error("an unknown option accepted")
+	}
+}
+
 func TestUnreachable(t *testing.T) {
 	port := kittest.FreePort(t)
 	env := pubsub.Env{ServiceURL: "redis://127.0.0.1:" + strconv.Itoa(port)}
@@ -53,6 +74,13 @@ func TestUnreachable(t *testing.T) {
 	}
 	if _, err := (System{}).Subscribe(ctx, env, pubsub.Options{}, p, 0, func([]byte) {}); err == nil {
 		t.Fatal("Subscribe to a closed port succeeded")
+	}
+	lean := pubsub.Options{"lean": true}
+	if s, err := (System{}).Connect(ctx, env, lean, p, 0); err == nil || s != nil || !strings.Contains(err.Error(), env.ServiceURL) {
+		t.Fatalf("lean Connect to a closed port: %v, %v", s, err)
+	}
+	if r, err := (System{}).Subscribe(ctx, env, lean, p, 0, func([]byte) {}); err == nil || r != nil {
+		t.Fatalf("lean Subscribe to a closed port: %v, %v", r, err)
 	}
 }
 
