@@ -71,7 +71,10 @@ def _end_session(pid: int, grace_s: float) -> None:
         try:
             os.killpg(pid, sig)
         except ProcessLookupError:
-            return
+            try:  # a command that left its group: still ours to end
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                return
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             try:
@@ -105,6 +108,7 @@ def main(args: list[str]) -> int:
     except (OSError, AttributeError):
         pass
     started = time.monotonic()
+    started_r, started_w = os.pipe()  # closed by the child's exec: its session exists by then
     try:
         pid = os.fork()
     except OSError as exc:
@@ -112,6 +116,7 @@ def main(args: list[str]) -> int:
         return 127
     if pid == 0:  # the command: its own session, so its whole group can be ended
         try:
+            os.close(started_r)
             os.setsid()
             if opts["stop_on_eof"]:
                 os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
@@ -121,6 +126,9 @@ def main(args: list[str]) -> int:
         except OSError as exc:
             os.write(2, f"{MARK}: cannot start {argv[0]!r} in {opts['cwd']}: {exc}\n".encode())
         os._exit(127)
+    os.close(started_w)
+    os.read(started_r, 1)  # EOF at the child's exec (or its exit)
+    os.close(started_r)
     status, why = None, "exited"
     while status is None:
         done, raw = os.waitpid(pid, os.WNOHANG)

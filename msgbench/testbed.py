@@ -64,17 +64,21 @@ class Testbed:
         except (OSError, ValueError):
             return None
 
-    def processes(self, alias: str) -> list[str]:
-        """Command lines of what runs in the host's namespace, its sshd listener aside."""
-        found = []
+    def commands(self, alias: str) -> dict[int, str]:
+        """pid -> command line of what runs in the host's namespace, its sshd listener and
+        sessions (closing down) aside."""
+        found = {}
         for pid in self.pids(alias):
             if pid == self.sshd_pid(alias):
                 continue
             try:
-                found.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
-            except OSError:
+                found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+            except OSError:  # it ended meanwhile
                 continue
-        return [cmd for cmd in found if not cmd.startswith("sshd:")]  # sessions closing down
+        return {pid: cmd for pid, cmd in found.items() if not cmd.startswith("sshd:")}
+
+    def processes(self, alias: str) -> list[str]:
+        return list(self.commands(alias).values())
 
 
 def _run(*argv: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
