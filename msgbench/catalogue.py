@@ -69,7 +69,7 @@ def _redis(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
 # delivers every message (flow control instead of drops); QoS 0 is still at most once.
 # user root: mosquitto would otherwise switch to its own user, which clears the
 # parent-death signal.
-MOSQUITTO_CONF = """listener {port} {address}
+MOSQUITTO_CONF = """listener {port} 127.0.0.1
 allow_anonymous true
 persistence false
 max_queued_messages 0
@@ -86,7 +86,8 @@ log_type notice
 
 def _mosquitto(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
     return Launch(["mosquitto", "-c", str(tmp / "mosquitto.conf")],
-                  files={"mosquitto.conf": MOSQUITTO_CONF.format(port=ports["main"], address=address)})
+                  files={"mosquitto.conf": MOSQUITTO_CONF.format(port=ports["main"]).replace(
+                      f"listener {ports['main']} {LOCALHOST}", f"listener {ports['main']} {address}", 1)})
 
 
 RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"  # Debian's; /usr/sbin's wrapper changes user

@@ -145,10 +145,17 @@ def create_namespace(netem: str | None = None) -> Namespace:
 def _add_netem(device: str, netem: str) -> None:
     proc = subprocess.run(["tc", "qdisc", "add", "dev", device, "root", "netem", *shlex.split(netem)],
                           capture_output=True, text=True, timeout=30, check=False)
+    words = shlex.split(netem)
+    if proc.returncode != 0 and "unknown" in proc.stderr.lower() and len(words) == 2 and words[0] == "rate":
+        # No sch_netem in this kernel: a rate alone is a token bucket's business (tbf).
+        proc = subprocess.run(["tc", "qdisc", "add", "dev", device, "root", "tbf", "rate", words[1],
+                               "burst", "256kb", "latency", "20ms"],
+                              capture_output=True, text=True, timeout=30, check=False)
     if proc.returncode != 0:
         raise PlacementError(
             f"cannot add netem {netem!r} to {device}: {proc.stderr.strip()} "
-            "(is the kernel's sch_netem module available? `modprobe sch_netem`)"
+            "(is the kernel's sch_netem module available? `modprobe sch_netem`; without it, "
+            "--netem 'rate R' alone is applied with tc tbf)"
         )
 
 
@@ -273,6 +280,10 @@ class Peers:
 
         report = remote.parse_report(outcome.stderr_tail) or {}
         outcome.cpu_s, outcome.max_rss_bytes = report.get("cpu_s"), report.get("max_rss_bytes")
+        if outcome.status != "ok" and outcome.error:
+            lost = "" if report else (": its ssh session ended without the wrapper's report (the host, "
+                                      "its sshd or the connection went away)")
+            outcome.error = f"on host {host.alias} ({host.address}){lost}: {outcome.error}"
         outcome.other_cpu_share = None  # this machine's load says nothing of the host's
         outcome.host = host.alias
 
