@@ -218,8 +218,9 @@ def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed
         harness, receiver = start_and_wait_for_receivers(log)
         os.kill(receiver, signal.SIGKILL)
         assert harness.wait(timeout=120) == 1
-    err = (tmp_path / "first.log").read_text()
-    assert "the receivers" in err, err  # the measurement failed, saying who
+    _, (m,), _ = only_run(tmp_path / "store.sqlite")
+    assert m["status"] != "ok"
+    assert m["error"].startswith(f"on host h2 ({bed.hosts['h2']}): ") and "the receivers" in m["error"], m["error"]
     assert settled(bed) == {}
 
     with open(tmp_path / "second.log", "wb") as log:
