@@ -321,7 +321,8 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,
-            None if broker_cpu_before is None else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
+            None if broker_cpu_before is None or not brokers.here(needs)
+            else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
         peers.adopt_remote_usage(job, outcome)
         died = brokers.died(needs)
         if died:

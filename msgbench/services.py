@@ -11,6 +11,7 @@ log is kept with the run in the store.
 import contextlib
 import ctypes
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -142,11 +143,31 @@ class Running:
         return self.server.poll()
 
     def cpu_ms(self) -> float | None:
-        """CPU time of every process in the server's sessions (a broker may fork); None on
-        a host (remote.py reports its total when it stops)."""
+        """CPU time of every process in the server's sessions (a broker may fork); on a
+        host, read there over ssh (None if that fails: the figure is then left out)."""
         if self.host:
-            return None
+            return self._cpu_ms_there()
         return _sessions_cpu_ticks({proc.pid for proc in self.procs}) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+    def _cpu_ms_there(self) -> float | None:
+        from msgbench import hosts, remote
+
+        sid = remote.parse_session(self.log_text_head())
+        if sid is None:
+            return None
+        try:
+            out = self.ssh.run(self.host, shlex.join([self.host.python, "-I", "-S", "-c", remote.SESSION_CPU,
+                                                      str(sid)]))
+            return float(out)
+        except (hosts.HostError, ValueError):
+            return None
+
+    def log_text_head(self) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read(8192).decode(errors="replace")
+        except OSError:
+            return ""
 
     def log_text(self) -> str:
         try:
@@ -226,6 +247,10 @@ class Services:
 
     def cpu_ms(self, names: tuple[str, ...]) -> float | None:
         return self.running[names[0]].cpu_ms() if names and names[0] in self.running else None
+
+    def here(self, names: tuple[str, ...]) -> bool:
+        """Whether the target's service runs on this machine (its CPU is this machine's load)."""
+        return bool(names) and names[0] in self.running and self.running[names[0]].host is None
 
     def died(self, names: tuple[str, ...]) -> str | None:
         """Why the target's service is gone, if it died since it started."""

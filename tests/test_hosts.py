@@ -180,6 +180,7 @@ def test_pubsub_broker_sources_and_receivers_on_three_hosts(bed, tmp_path, monke
     (m,) = measurements
     assert m["status"] == "ok", m["error"]
     assert m["verify"]["received"] == m["verify"]["published"] > 0
+    assert m["metrics"]["broker_cpu_ms"] > 0  # sampled on h1 around the measurement
     # The sources ran on h2: their CPU and memory are remote.py's report from there.
     assert m["worker"]["host"] == "h2" and m["worker"]["cpu_s"] > 0 and m["worker"]["max_rss_bytes"] > 0
     reports = [line for line in m["stderr_tail"].splitlines() if line.startswith("msgbench-remote {")]
