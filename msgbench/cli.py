@@ -469,6 +469,8 @@ def cmd_show(args) -> int:
     print(f"machine: {meta.get('cpu_model')}, {meta.get('cores')} cores, {meta.get('kernel')}")
     for name, version in sorted(meta.get("runtimes", {}).items()):
         print(f"{name}: {version}")
+    for alias, line in hosts.describe(meta.get("hosts")):
+        print(f"host {alias}: {line}")
     if run["logs"]:
         print(f"service logs: {', '.join(run['logs'])} (msgbench logs {run['id']} NAME)")
     print()

@@ -66,6 +66,9 @@ class Inventory:
     hosts: dict[str, Host]
     ssh_config: str | None = None  # ssh -F FILE (default: the user's ~/.ssh/config)
     source: str = ""
+    # ssh -F FILE for a host's own ssh to another (sources starting receivers): a path on
+    # the hosts (default: their users' own ssh config)
+    hosts_ssh_config: str | None = None
 
     def host(self, alias: str) -> Host:
         if alias not in self.hosts:
@@ -87,10 +90,10 @@ def load_inventory(path: Path) -> Inventory:
     except tomllib.TOMLDecodeError as exc:
         raise HostError(f"the hosts file {path} is not TOML ({exc}); give msgbench's TOML or an "
                         "Ansible inventory ending in .yml") from None
-    unknown = set(raw) - {"ssh_config", "hosts"}
+    unknown = set(raw) - {"ssh_config", "hosts_ssh_config", "hosts"}
     if unknown:
         raise HostError(f"the hosts file {path} has unknown keys {', '.join(sorted(unknown))}; "
-                        "it takes ssh_config and [hosts.NAME] tables")
+                        "it takes ssh_config, hosts_ssh_config and [hosts.NAME] tables")
     hosts = {}
     for alias, entry in raw.get("hosts", {}).items():
         extra = set(entry) - {"dir", "deploy", "python"}
@@ -101,8 +104,8 @@ def load_inventory(path: Path) -> Inventory:
                              python=entry.get("python", "python3"))
     config = raw.get("ssh_config")
     if config:
-        config = str((Path(path).parent / config).resolve())
-    return Inventory(hosts=hosts, ssh_config=config, source=str(path))
+        config = str((Path(path).parent / Path(config).expanduser()).resolve())
+    return Inventory(hosts=hosts, ssh_config=config, source=str(path), hosts_ssh_config=raw.get("hosts_ssh_config"))
 
 
 def _host(alias, directory, deploy, path, **kw) -> Host:
@@ -166,10 +169,11 @@ class Ssh:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _options(self, host: Host) -> list[str]:
+    def _options(self, host: Host, from_host: bool = False) -> list[str]:
         argv = ["ssh"]
-        if self.inventory.ssh_config:
-            argv += ["-F", self.inventory.ssh_config]
+        config = self.inventory.hosts_ssh_config if from_host else self.inventory.ssh_config
+        if config:
+            argv += ["-F", config]
         return [*argv, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                 "-o", "ServerAliveCountMax=3", *host.options]
 
@@ -177,7 +181,7 @@ class Ssh:
         """ssh with the host's options; multiplex: over this run's master (opened on first use),
         else (from another host, where this machine's master is not) a connection of its own."""
         if not multiplex:
-            return [*self._options(host), "-o", "ControlMaster=no", "-o", "ControlPath=none"]
+            return [*self._options(host, from_host=True), "-o", "ControlMaster=no", "-o", "ControlPath=none"]
         self.open(host)
         return [*self._options(host), "-o", "ControlMaster=no", "-o", f"ControlPath={self._path(host)}"]
 
@@ -263,7 +267,7 @@ def _die_with_parent() -> None:
 
 def resolve(ssh: Ssh, host: Host) -> None:
     """The address other roles reach the host at: ssh -G's hostname, looked up here."""
-    host.address = address_of(host.alias, ssh.base(host, multiplex=False))
+    host.address = address_of(host.alias, ssh._options(host))
 
 
 def address_of(alias: str, base: list[str] | None = None) -> str:
@@ -360,9 +364,16 @@ def connected(inventory: Inventory):
         ssh.close()
 
 
-def leftover_control_dirs() -> list[str]:
-    """Control directories of runs that crashed (for the tests' leftover checks)."""
-    return [str(p) for p in Path(tempfile.gettempdir()).glob(TEMP_PREFIX + "*")]
+def describe(facts: dict) -> list[tuple[str, str]]:
+    """(alias, one line) per host of a run's metadata["hosts"], for show, the report and Markdown."""
+    lines = []
+    for alias, f in sorted((facts or {}).items()):
+        memory = f.get("memory_bytes")
+        parts = [f.get("cpu_model"), f"{f.get('cores')} cores",
+                 f"{memory / 2**30:.1f} GiB" if isinstance(memory, (int, float)) else None, f.get("kernel")]
+        parts += [f"{name}: {version}" for name, version in sorted((f.get("runtimes") or {}).items())]
+        lines.append((alias, f"{f.get('address', '?')}: " + ", ".join(str(p) for p in parts if p)))
+    return lines
 
 
 def local_env_diff(env: dict) -> dict:

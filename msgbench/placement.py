@@ -176,11 +176,6 @@ class Peers:
                  inventory: "hosts.Inventory | None" = None, place: dict[str, list[str]] | None = None):
         self.remote, self.remote_dir, self.netem = remote, remote_dir, netem
         self.inventory, self.place = inventory, dict(place or {})
-        if inventory and any(_placement(j) == "remote" for j in jobs) and "server" not in self.place:
-            if len(inventory.hosts) != 1:
-                raise PlacementError("placement=remote with --hosts: say which host runs the server, "
-                                     f"e.g. --place server={next(iter(inventory.hosts), 'h1')}")
-            self.place["server"] = [next(iter(inventory.hosts))]
         self.jobs = jobs
         self.needs_namespace = not remote and not inventory and any(_placement(j) == "remote" for j in jobs)
         self.namespace: Namespace | None = None

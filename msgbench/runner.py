@@ -69,7 +69,7 @@ class Plan:
         points, says so, and runs the rest.
         """
         remote = [j for j in self.jobs if j.params.get("placement") == "remote"]
-        if remote and not self.remote and os.geteuid() != 0:
+        if remote and not self.remote and not self.inventory and os.geteuid() != 0:
             why = ("placement=remote on one machine needs root to create a network namespace for "
                    "the server: run as root, or give a real host with --remote user@host")
             if strict or len(remote) == len(self.jobs):
@@ -87,6 +87,11 @@ class Plan:
                 raise PlanError(str(exc)) from None
             if "server" in self.place and any(j.scenario.workload == "socket" for j in self.jobs) and not remote:
                 raise PlanError("--place server=... places socket's server half: give -p placement=remote too")
+            if remote and self.inventory and "server" not in self.place:
+                if len(self.inventory.hosts) != 1:
+                    raise PlanError("placement=remote with --hosts: say which host runs the server, e.g. "
+                                    f"--place server={next(iter(self.inventory.hosts), 'h1')}")
+                self.place["server"] = list(self.inventory.hosts)
 
 
 def plan_run(
@@ -264,7 +269,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             _until_precise(plan, run_id, store, progress, peers, brokers)
     except KeyboardInterrupt:
         status = "interrupted"
-    except placement.PlacementError as exc:
+    except (placement.PlacementError, hosts.HostError) as exc:
         store.add_note(run_id, f"failed: {exc}")
         status = "failed"
         raise PlanError(str(exc)) from None

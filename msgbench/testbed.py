@@ -178,7 +178,9 @@ def _link(bed: Testbed, alias: str, address: str, rate: str | None) -> None:
 
 def _inventory(bed: Testbed) -> str:
     lines = ["# Written by python -m msgbench.testbed: hosts in network namespaces on this machine.",
-             f'ssh_config = "{bed.ssh_config}"', ""]
+             f'ssh_config = "{bed.ssh_config}"',
+             "# The hosts share this machine's files: the sources' host reaches the receivers' with it too.",
+             f'hosts_ssh_config = "{bed.ssh_config}"', ""]
     for alias in bed.hosts:
         lines += [f"[hosts.{alias}]", f'dir = "{bed.dir / alias}"', 'deploy = "rsync"', ""]
     return "\n".join(lines)

@@ -64,14 +64,19 @@ def test_place_maps_roles_to_hosts():
             placement.parse_place(bad)
 
 
-def test_a_role_the_workload_lacks_or_an_unknown_host_is_refused(fake_targets, tmp_path, capsys):
-    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n")
+def test_a_role_the_workload_lacks_or_an_unknown_host_is_refused(fake_targets, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # hosts need no root (a namespace would)
+    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n[hosts.h2]\n")
     common = ["run", "socket", "--target", "fake", "-p", "placement=remote", "--no-build",
               "--hosts", str(tmp_path / "hosts.toml")]
     assert run_cli(*common, "--place", "broker=h1") == 2
     assert "no workload of this run has a role 'broker'; roles are socket: server" in capsys.readouterr().err
     assert run_cli(*common, "--place", "server=h7") == 2
     assert "host 'h7' is not in the inventory" in capsys.readouterr().err
+    assert run_cli(*common) == 2
+    assert "say which host runs the server, e.g. --place server=h1" in capsys.readouterr().err
+    assert run_cli(*common[:4], "-p", "placement=local", *common[6:], "--place", "server=h1") == 2
+    assert "give -p placement=remote too" in capsys.readouterr().err
 
 
 def test_an_ssh_alias_is_resolved_to_the_address_it_connects_to(tmp_path):
@@ -128,7 +133,7 @@ def test_a_remote_process_dies_with_its_ssh_session(bed):
 
 
 @needs_bed
-def test_socket_server_on_a_host_over_ssh(bed, fake_targets):
+def test_socket_server_on_a_host_over_ssh(bed, fake_targets, capsys):
     assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "-p", "size=100",
                    "--hosts", str(bed.inventory), "--place", "server=h2", "--repeat", "2", "--no-build") == 0
     run, measurements, _ = only_run(fake_targets)
@@ -142,6 +147,9 @@ def test_socket_server_on_a_host_over_ssh(bed, fake_targets):
     facts = run["metadata"]["hosts"]["h2"]
     assert facts["address"] == bed.hosts["h2"] and facts["cores"] >= 1 and facts["kernel"].startswith("Linux")
     assert facts["runtimes"]["fake"].startswith("Python")
+    capsys.readouterr()
+    assert run_cli("show", "latest") == 0
+    assert f"host h2: {bed.hosts['h2']}: " in capsys.readouterr().out
     assert settled(bed) == {}
 
 
