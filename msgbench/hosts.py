@@ -5,14 +5,16 @@ inventory. A host is named as the user's ssh config names it; `ssh -G` resolves 
 alias to the address the other roles connect to. One multiplexed connection per host
 (ControlMaster, in a private directory removed at the end) makes starting a process
 there cost milliseconds; BatchMode never prompts; host keys are checked as the user's
-ssh config says. Every remote process runs under msgbench/remote.py, whose source is
-sent on the command line: it dies with its ssh session and reports its CPU and memory.
+ssh config says. Every remote process runs under msgbench/remote.py, copied to the host's
+~/.cache/msgbench at the start of a run: it dies with its ssh session and reports its
+CPU and memory.
 Targets are deployed with rsync into the host's `dir` (deploy = "rsync"), or the host is
 checked to hold the same git revision at `dir` (deploy = "same").
 """
 
 import contextlib
 import ctypes
+import hashlib
 import ipaddress
 import json
 import os
@@ -51,6 +53,7 @@ class Host:
     options: list[str] = field(default_factory=list)  # from an Ansible inventory: -o HostName=..., -l user
     address: str = ""  # what other roles connect to (ssh -G's hostname, as an IP address)
     python: str = "python3"
+    wrapper: str = ""  # remote.py's path there, once installed (Ssh.install_wrapper)
 
     @property
     def root(self) -> str:
@@ -149,9 +152,7 @@ def _ansible(text: str, path) -> Inventory:
 
 
 def _remote_source() -> str:
-    """remote.py without its docstring: what `python3 -c` runs on the host."""
-    text = Path(remote.__file__).read_text()
-    return re.sub(r'\A""".*?"""\n', "", text, flags=re.S)
+    return Path(remote.__file__).read_text()
 
 
 class Ssh:
@@ -215,7 +216,9 @@ class Ssh:
                 stop_on_eof: bool = False) -> list[str]:
         """The local argv that runs argv on the host under remote.py (it dies with the session;
         stop_on_eof: a server, stopped in order when the ssh's stdin closes)."""
-        wrapper = [host.python, "-I", "-S", "-c", _remote_source(), "--grace", f"{grace_s:g}"]
+        if not host.wrapper:
+            self.install_wrapper(host)
+        wrapper = [host.python, "-I", "-S", host.wrapper, "--grace", f"{grace_s:g}"]
         if stop_on_eof:
             wrapper.append("--stop-on-eof")
         if cwd:
@@ -225,6 +228,15 @@ class Ssh:
         for name, value in (env or {}).items():
             wrapper += ["--env", f"{name}={value}"]
         return [*self.base(host, multiplex), "-T", host.alias, "exec " + shlex.join([*wrapper, "--", *argv])]
+
+    def install_wrapper(self, host: Host) -> None:
+        """remote.py into ~/.cache/msgbench on the host, named by its content's hash (runs
+        of different msgbench versions do not clash); remembered as host.wrapper."""
+        source = _remote_source()
+        name = f"remote-{hashlib.sha256(source.encode()).hexdigest()[:12]}.py"
+        host.wrapper = self.run(host, 'mkdir -p "$HOME/.cache/msgbench" && cd "$HOME/.cache/msgbench" && '
+                                      f't=$(mktemp {name}.XXXXXX) && cat > "$t" && mv "$t" {name} && '
+                                      f'echo "$PWD/{name}"', stdin=source.encode()).strip()
 
     def run(self, host: Host, script: str, timeout_s: float = SSH_TIMEOUT_S,
             stdin: bytes | None = None) -> str:

@@ -1,7 +1,8 @@
 """The remote end of every process msgbench starts on another host (stdlib only).
 
-ssh runs this file's source on the host (`python3 -I -S -c SOURCE ...`), so nothing of
-msgbench's has to be installed there but the built targets. It starts the command in a
+msgbench copies this file to the host (~/.cache/msgbench/remote-<hash>.py) and ssh runs it
+there with `python3 -I -S`: nothing of msgbench's has to be installed there but the built
+targets and a Python 3. It starts the command in a
 session of its own, with ssh's stdin, stdout and stderr passed straight through (no
 copying), and:
 

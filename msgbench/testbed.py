@@ -124,7 +124,7 @@ def up(directory: Path, count: int = 3, rate: str | None = None) -> Testbed:
     directory.mkdir(parents=True, exist_ok=True)
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation directory
     tag = str(os.getpid() % 100000)
-    net = f"10.215.{os.getpid() % 250}"
+    net = _free_subnet(os.getpid() % 250)
     bed = Testbed(dir=directory, tag=tag, hosts={}, bridge=f"mbbr{tag}", harness_address=f"{net}.1")
     _save(bed)  # before anything exists, so that down() finds whatever up() made
     try:
@@ -158,6 +158,16 @@ def up(directory: Path, count: int = 3, rate: str | None = None) -> Testbed:
         down(directory)
         raise
     return bed
+
+
+def _free_subnet(start: int) -> str:
+    """A 10.215.X /24 no interface here has yet (another testbed may be up)."""
+    taken = _run("ip", "-4", "-o", "addr", "show", check=False).stdout
+    for i in range(250):
+        net = f"10.215.{(start + i) % 250}"
+        if f" {net}." not in taken:
+            return net
+    raise TestbedError("no free 10.215.X.0/24 subnet for the testbed's bridge")
 
 
 def _link(bed: Testbed, alias: str, address: str, rate: str | None) -> None:

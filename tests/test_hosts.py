@@ -14,6 +14,7 @@ import pytest
 
 from msgbench import hosts, placement, targets, testbed
 from msgbench.paths import REPO_ROOT
+from tests.conftest import processes_matching
 from tests.test_runner import only_run, run_cli
 
 needs_bed = pytest.mark.skipif(
@@ -237,3 +238,8 @@ def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed
         harness.send_signal(signal.SIGKILL)
         harness.wait()
     assert settled(bed) == {}
+    # Here too: the ssh masters and clients went with the harness.
+    deadline = time.monotonic() + 15
+    while processes_matching("ssh -F"):
+        assert time.monotonic() < deadline, processes_matching("ssh -F")
+        time.sleep(0.2)
