@@ -161,7 +161,8 @@ class Ssh:
 
     def __init__(self, inventory: Inventory):
         self.inventory = inventory
-        self.control = tempfile.mkdtemp(prefix=TEMP_PREFIX)
+        remove_leftover_control_dirs()
+        self.control = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
         self.masters: dict[str, subprocess.Popen] = {}
 
     def __enter__(self) -> "Ssh":
@@ -270,6 +271,18 @@ class Ssh:
             self._end(master)
         self.masters.clear()
         shutil.rmtree(self.control, ignore_errors=True)
+
+
+def remove_leftover_control_dirs() -> list[str]:
+    """The control directories of runs whose harness died (SIGKILL leaves them, empty:
+    each master removed its socket as it went)."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
+        pid = path.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+    return removed
 
 
 def _die_with_parent() -> None:

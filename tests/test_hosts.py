@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -238,6 +239,8 @@ def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed
         harness.send_signal(signal.SIGKILL)
         harness.wait()
     assert settled(bed) == {}
+    left = f"{tempfile.gettempdir()}/{hosts.TEMP_PREFIX}{harness.pid}-"
+    assert any(p.startswith(left) for p in hosts.remove_leftover_control_dirs())  # the next run's clean-up
     # Here too: the ssh masters and clients went with the harness.
     deadline = time.monotonic() + 15
     while processes_matching("ssh -F"):
