@@ -349,10 +349,15 @@ def deploy(ssh: Ssh, host: Host, folders: list[Path]) -> str:
     if host.deploy == "same":
         here = sysinfo.git_revision()
         there = ssh.run(host, f"git -C {shlex.quote(host.root)} rev-parse HEAD 2>&1 || true").strip()
-        if not here.startswith(there[:12]) or not there:
-            raise HostError(f"host {host.alias}: {host.root} is at revision {there[:40] or 'unknown'}, here it is "
+        if not re.fullmatch(r"[0-9a-f]{40}", there):
+            raise HostError(f"host {host.alias}: {host.root} is at revision unknown, not a git checkout there "
+                            f"({there.splitlines()[0] if there else 'git said nothing'}); here it is {here}: "
+                            "check out and build the same revision there, or use deploy = \"rsync\"")
+        if not here.startswith(there[:12]):
+            raise HostError(f"host {host.alias}: {host.root} is at revision {there}, here it is "
                             f"{here}: build the same revision there, or use deploy = \"rsync\"")
-        return f"{host.alias}: same revision {there[:12]} at {host.root}"
+        dirty = " (this checkout has uncommitted changes: they are not there)" if "dirty" in here else ""
+        return f"{host.alias}: same revision {there[:12]} at {host.root}{dirty}"
     ssh.run(host, f"mkdir -p {shlex.quote(host.root)}")
     shell = shlex.join(ssh.base(host))
     for folder in folders:

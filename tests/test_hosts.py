@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import hosts, placement, targets, testbed
+from msgbench import hosts, placement, remote, targets, testbed
 from msgbench.paths import REPO_ROOT
 from tests.conftest import processes_matching
 from tests.test_runner import only_run, run_cli
@@ -84,6 +84,25 @@ def test_a_role_the_workload_lacks_or_an_unknown_host_is_refused(fake_targets, t
 def test_an_ssh_alias_is_resolved_to_the_address_it_connects_to(tmp_path):
     (tmp_path / "cfg").write_text("Host benchbox\n  HostName 192.0.2.7\n")
     assert hosts.address_of("benchbox", ["ssh", "-F", str(tmp_path / "cfg")]) == "192.0.2.7"
+
+
+def test_the_remote_wrapper_ends_its_command_when_its_output_pipe_closes_and_reports_usage():
+    """remote.py as ssh runs it, here: when the reader of its stdout goes (sshd closing the
+    channel), the command's whole session is ended and the usage line says why."""
+    wrapper = subprocess.Popen([sys.executable, "-I", "-S", remote.__file__, "--grace", "1", "--",
+                                "sh", "-c", "sleep 31341 & exec sleep 31341"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while len(processes_matching("sleep 31341")) < 2:
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
+    wrapper.stdout.close()
+    _, err = wrapper.communicate(timeout=10)
+    assert wrapper.returncode == 128 + signal.SIGTERM
+    report = remote.parse_report(err.decode())
+    assert report["why"] == "its ssh session ended" and report["exit_code"] == -signal.SIGTERM
+    assert report["cpu_s"] >= 0 and report["max_rss_bytes"] > 0
+    assert processes_matching("sleep 31341") == []  # its background child too: the whole session
 
 
 # ---------------------------------------------------------------- on hosts in namespaces
@@ -166,6 +185,17 @@ def test_an_unreachable_host_is_named(bed, fake_targets, tmp_path, capsys):
                    "--place", "server=gone", "--repeat", "1", "--no-build") == 2
     err = capsys.readouterr().err
     assert "host gone is unreachable over ssh" in err and "refused" in err
+
+
+@needs_bed
+def test_a_host_at_another_revision_is_refused(bed, fake_targets, tmp_path, capsys):
+    (tmp_path / "hosts.toml").write_text(f'ssh_config = "{bed.ssh_config}"\n[hosts.h2]\n'
+                                         f'dir = "{tmp_path}"\ndeploy = "same"\n')
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--hosts",
+                   str(tmp_path / "hosts.toml"), "--repeat", "1", "--no-build") == 2
+    err = capsys.readouterr().err
+    assert f"host h2: {tmp_path} is at revision" in err and 'use deploy = "rsync"' in err
+    assert settled(bed) == {}
 
 
 def nats_ready() -> targets.Target:
