@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import hosts, placement, remote, targets, testbed
+from msgbench import hosts, placement, remote, sysinfo, targets, testbed
 from msgbench.paths import REPO_ROOT
 from tests.conftest import processes_matching
 from tests.test_runner import only_run, run_cli
@@ -188,13 +188,20 @@ def test_an_unreachable_host_is_named(bed, fake_targets, tmp_path, capsys):
 
 
 @needs_bed
-def test_a_host_at_another_revision_is_refused(bed, fake_targets, tmp_path, capsys):
+def test_a_host_must_hold_the_same_revision_with_deploy_same(bed, fake_targets, tmp_path, capsys):
     (tmp_path / "hosts.toml").write_text(f'ssh_config = "{bed.ssh_config}"\n[hosts.h2]\n'
                                          f'dir = "{tmp_path}"\ndeploy = "same"\n')
     assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--hosts",
                    str(tmp_path / "hosts.toml"), "--repeat", "1", "--no-build") == 2
     err = capsys.readouterr().err
     assert f"host h2: {tmp_path} is at revision" in err and 'use deploy = "rsync"' in err
+    # This checkout, seen from h2 (the namespaces share the files): the same revision.
+    (tmp_path / "hosts.toml").write_text(f'ssh_config = "{bed.ssh_config}"\n[hosts.h2]\n'
+                                         f'dir = "{REPO_ROOT}"\ndeploy = "same"\n')
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "-p", "size=10", "--hosts",
+                   str(tmp_path / "hosts.toml"), "--repeat", "1", "--warmup", "0", "--no-build") == 0
+    run, _, _ = only_run(fake_targets)
+    assert any(n.startswith(f"deployed h2: same revision {sysinfo.git_revision()[:12]}") for n in run["notes"])
     assert settled(bed) == {}
 
 
