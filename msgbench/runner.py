@@ -59,7 +59,7 @@ class Plan:
     remote: str | None = None  # user@host for placement=remote; None: a namespace here
     remote_dir: str | None = None
     netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
-    inventory: object = None  # hosts.Inventory from --hosts
+    inventory: hosts.Inventory | None = None  # from --hosts
     place: dict = field(default_factory=dict)  # --place: role -> [host alias]
 
     def check_placement(self, strict: bool = True) -> None:
