@@ -36,14 +36,14 @@ class ServiceSpec:
     package: str
     scheme: str
     version: list[str]
-    launch: Callable[[dict, Path], Launch]  # ports, temp dir -> what to start
+    launch: Callable[..., Launch]  # ports, temp dir, address to listen on -> what to start
     ready: Callable[[socket.socket], bool]  # a protocol-level greeting on a connected socket
     ready_timeout_s: float = 20.0
     extra_ports: tuple[str, ...] = ()
 
-    def url(self, port: int) -> str:
+    def url(self, port: int, address: str = LOCALHOST) -> str:
         userinfo = "guest:guest@" if self.scheme == "amqp" else ""
-        return f"{self.scheme}://{userinfo}{LOCALHOST}:{port}"
+        return f"{self.scheme}://{userinfo}{address}:{port}"
 
     def install_command(self) -> str:
         return f"apt-get install -y {self.package}"
@@ -52,13 +52,16 @@ class ServiceSpec:
 # ---------------------------------------------------------------- the four brokers
 
 
-def _nats(ports: dict, tmp: Path) -> Launch:
-    return Launch(["nats-server", "-a", LOCALHOST, "-p", str(ports["main"]), "--no_advertise"])
+def _nats(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
+    return Launch(["nats-server", "-a", address, "-p", str(ports["main"]), "--no_advertise"])
 
 
-def _redis(ports: dict, tmp: Path) -> Launch:
-    # No persistence: a pub/sub benchmark must not fork a saver mid-run.
-    return Launch(["redis-server", "--bind", LOCALHOST, "--port", str(ports["main"]), "--save", "",
+def _redis(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
+    # No persistence: a pub/sub benchmark must not fork a saver mid-run. Protected mode
+    # refuses other hosts' clients of a server without a password: a broker placed on a
+    # host serves the sources and receivers of others.
+    protected = ["--protected-mode", "no"] if address != LOCALHOST else []
+    return Launch(["redis-server", "--bind", address, *protected, "--port", str(ports["main"]), "--save", "",
                    "--appendonly", "no", "--dir", str(tmp), "--daemonize", "no"])
 
 
@@ -81,19 +84,20 @@ log_type notice
 """
 
 
-def _mosquitto(ports: dict, tmp: Path) -> Launch:
+def _mosquitto(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
     return Launch(["mosquitto", "-c", str(tmp / "mosquitto.conf")],
-                  files={"mosquitto.conf": MOSQUITTO_CONF.format(port=ports["main"])})
+                  files={"mosquitto.conf": MOSQUITTO_CONF.format(port=ports["main"]).replace(
+                      f"listener {ports['main']} {LOCALHOST}", f"listener {ports['main']} {address}", 1)})
 
 
 RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"  # Debian's; /usr/sbin's wrapper changes user
 
 
-def _rabbitmq(ports: dict, tmp: Path) -> Launch:
+def _rabbitmq(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
     env = {
         "HOME": str(tmp),  # the Erlang cookie
         "RABBITMQ_NODENAME": f"msgbench{ports['main']}@localhost",
-        "RABBITMQ_NODE_IP_ADDRESS": LOCALHOST,
+        "RABBITMQ_NODE_IP_ADDRESS": address,
         "RABBITMQ_NODE_PORT": str(ports["main"]),
         "RABBITMQ_DIST_PORT": str(ports["dist"]),
         "ERL_EPMD_PORT": str(ports["epmd"]),

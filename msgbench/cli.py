@@ -10,7 +10,22 @@ import sys
 from pathlib import Path
 
 import msgbench.limits as machine_limits
-from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, trend, workloads
+from msgbench import (
+    builds,
+    compare,
+    doctor,
+    hosts,
+    placement,
+    procs,
+    results,
+    spec,
+    suites,
+    tables,
+    targets,
+    terminal,
+    trend,
+    workloads,
+)
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
 from msgbench.points import target_label
@@ -120,7 +135,14 @@ def _parser() -> argparse.ArgumentParser:
                         "namespace on this machine, which needs root)")
     p.add_argument("--remote-dir", help="with --remote: the target folder's path there (default: the same path)")
     p.add_argument("--netem", metavar="OPTIONS",
-                   help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit'")
+                   help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit' "
+                        "(a kernel without sch_netem takes 'rate R' alone, as a tc tbf limit)")
+    p.add_argument("--hosts", type=Path, metavar="FILE",
+                   help="the hosts roles can be placed on: msgbench's TOML or an Ansible YAML inventory "
+                        "(docs/hosts.md)")
+    p.add_argument("--place", metavar="ROLE=HOST,...",
+                   help="where each role runs, e.g. server=h2 (socket, with -p placement=remote), "
+                        "broker=h1,sources=h2,receivers=h3 (pubsub); unplaced roles run here")
 
     p = command("limits", cmd_limits, "measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) "
                                       "and store them as a run of their own (docs/limits.md)")
@@ -306,6 +328,15 @@ def cmd_run(args) -> int:
             raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
         plan.precision, plan.max_repeat = args.precision, args.max_repeat
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
+    if args.place and not args.hosts:
+        raise UsageError(f"--place {args.place} names hosts: give the inventory with --hosts FILE")
+    if args.hosts and args.remote:
+        raise UsageError("--remote and --hosts both say where the server runs: give one (--hosts with --place)")
+    try:
+        plan.inventory = hosts.load_inventory(args.hosts) if args.hosts else None
+        plan.place = placement.parse_place(args.place) if args.place else {}
+    except (hosts.HostError, placement.PlacementError) as exc:
+        raise UsageError(str(exc)) from None
     plan.check_placement(strict=not args.suite)
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
@@ -471,6 +502,8 @@ def cmd_show(args) -> int:
     print(f"machine: {meta.get('cpu_model')}, {meta.get('cores')} cores, {meta.get('kernel')}")
     for name, version in sorted(meta.get("runtimes", {}).items()):
         print(f"{name}: {version}")
+    for alias, line in hosts.describe(meta.get("hosts")):
+        print(f"host {alias}: {line}")
     if run["logs"]:
         print(f"service logs: {', '.join(run['logs'])} (msgbench logs {run['id']} NAME)")
     print()

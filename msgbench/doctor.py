@@ -1,6 +1,7 @@
 """`msgbench doctor`: what is installed, in which version, and how to add the rest."""
 
 import importlib.metadata
+import os
 import shutil
 
 from msgbench import catalogue, tables, targets
@@ -8,8 +9,11 @@ from msgbench import catalogue, tables, targets
 # Tools the harness itself and the test suite use, beyond the targets' runtimes.
 TOOLS = [
     ("chromium", "headless browser for the results page's tests", "apt-get install -y chromium"),
+    ("ssh", "roles placed on hosts (--hosts, docs/hosts.md)", "apt-get install -y openssh-client"),
+    ("rsync", "deploying the built targets to hosts (--hosts)", "apt-get install -y rsync"),
+    ("sshd", "the hosts tests: an sshd per network namespace", "apt-get install -y openssh-server"),
 ]
-PYTHON_PACKAGES = ["jsonschema", "matplotlib", "pytest", "ruff", "playwright"]
+PYTHON_PACKAGES = ["jsonschema", "matplotlib", "pyyaml", "pytest", "ruff", "playwright"]
 
 
 def report() -> tuple[str, bool]:
@@ -33,7 +37,7 @@ def report() -> tuple[str, bool]:
                                     service_rows)
     tool_rows = []
     for name, purpose, install in TOOLS:
-        found = shutil.which(name)
+        found = shutil.which(name, path="/usr/sbin:/usr/bin:/sbin:/bin:" + os.environ.get("PATH", ""))
         tool_rows.append([name, "yes" if found else "no", purpose, "" if found else install])
     for package in PYTHON_PACKAGES:
         try:

@@ -1,5 +1,14 @@
-"""Where the server half of a peer workload runs (socket): here, in a namespace, or over ssh.
+"""Where each role of a run is placed: here, in a namespace, or on hosts over ssh.
 
+Roles (ROLES) are a workload's parts: socket's server half, pubsub's broker, sources
+and receivers, the chat server kind's server and clients. Each is one of three kinds:
+the worker itself (it is started on its host over ssh), the worker's peer (the harness
+hands the worker a peer command that starts it over ssh: MSGBENCH_PEER_COMMAND), or a
+service (a broker, started on its host by services.py). `--place role=host` maps roles
+to hosts of the inventory (`--hosts`, msgbench/hosts.py); unplaced roles stay here, as
+does everything without --place.
+
+Before --hosts:
 placement=local runs the server on this host over loopback. placement=remote runs it on
 another host: a real one reached with ssh (`--remote user@host`), which must have the
 target installed at the same path (or `--remote-dir`), or, on one machine, a host that
@@ -16,7 +25,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from msgbench import interrupts
+from msgbench import hosts, interrupts
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -25,6 +34,55 @@ LOCALHOST = "127.0.0.1"
 
 class PlacementError(RuntimeError):
     pass
+
+
+WORKER, PEER, SERVICE = "worker", "peer", "service"
+# Each workload's roles and what each is; the chat server kind places its server (the
+# peer its load generator starts) and its clients (the load generator, the worker).
+ROLES = {
+    "socket": {"server": PEER},
+    "pubsub": {"broker": SERVICE, "sources": WORKER, "receivers": PEER},
+    "chat": {"server": PEER, "clients": WORKER},
+}
+
+
+def parse_place(text: str) -> dict[str, list[str]]:
+    """--place broker=h1,sources=h2,receivers=h3 (a name without = adds a host to the
+    role before it: server=h1,clients=h2,h3)."""
+    place: dict[str, list[str]] = {}
+    role = None
+    for item in (i.strip() for i in text.split(",")):
+        name, sep, host = item.partition("=")
+        if sep:
+            role, item = name.strip(), host.strip()
+            if not role or role in place:
+                raise PlacementError(f"--place {text!r}: {'a role is named twice' if role else 'a role is missing'}; "
+                                     "give ROLE=HOST[,HOST...] once per role, e.g. broker=h1,sources=h2")
+            place[role] = []
+        if role is None or not item:
+            raise PlacementError(f"--place {text!r} is not ROLE=HOST[,HOST...], e.g. broker=h1,sources=h2,receivers=h3")
+        place[role].append(item)
+    return place
+
+
+def check_roles(place: dict[str, list[str]], workloads: set[str], inventory) -> None:
+    """Every placed role exists in some workload of the run, on one known host."""
+    known = {role for wl in workloads for role in ROLES.get(wl, {})}
+    for role, names in place.items():
+        if role not in known:
+            offered = ", ".join(f"{wl}: {', '.join(ROLES[wl])}" for wl in sorted(workloads) if wl in ROLES)
+            raise PlacementError(f"--place {role}=...: no workload of this run has a role {role!r}; "
+                                 f"roles are {offered or 'none (this workload runs on one host)'}")
+        if len(names) > 1:
+            raise PlacementError(f"--place {role}={','.join(names)}: a role runs on one host for now")
+        for name in names:
+            if name != hosts.LOCAL:
+                if inventory is None:
+                    raise PlacementError(f"--place {role}={name} needs --hosts FILE naming host {name}")
+                try:
+                    inventory.host(name)
+                except hosts.HostError as exc:
+                    raise PlacementError(str(exc)) from None
 
 
 @dataclass
@@ -87,10 +145,17 @@ def create_namespace(netem: str | None = None) -> Namespace:
 def _add_netem(device: str, netem: str) -> None:
     proc = subprocess.run(["tc", "qdisc", "add", "dev", device, "root", "netem", *shlex.split(netem)],
                           capture_output=True, text=True, timeout=30, check=False)
+    words = shlex.split(netem)
+    if proc.returncode != 0 and "unknown" in proc.stderr.lower() and len(words) == 2 and words[0] == "rate":
+        # No sch_netem in this kernel: a rate alone is a token bucket's business (tbf).
+        proc = subprocess.run(["tc", "qdisc", "add", "dev", device, "root", "tbf", "rate", words[1],
+                               "burst", "256kb", "latency", "20ms"],
+                              capture_output=True, text=True, timeout=30, check=False)
     if proc.returncode != 0:
         raise PlacementError(
             f"cannot add netem {netem!r} to {device}: {proc.stderr.strip()} "
-            "(is the kernel's sch_netem module available? `modprobe sch_netem`)"
+            "(is the kernel's sch_netem module available? `modprobe sch_netem`; without it, "
+            "--netem 'rate R' alone is applied with tc tbf)"
         )
 
 
@@ -107,13 +172,31 @@ class Peers:
     """
 
     def __init__(self, jobs, remote: str | None = None, remote_dir: str | None = None,
-                 netem: str | None = None, notes: list[str] | None = None):
+                 netem: str | None = None, notes: list[str] | None = None,
+                 inventory: "hosts.Inventory | None" = None, place: dict[str, list[str]] | None = None):
         self.remote, self.remote_dir, self.netem = remote, remote_dir, netem
-        self.needs_namespace = not remote and any(_placement(j) == "remote" for j in jobs)
+        self.inventory, self.place = inventory, dict(place or {})
+        self.jobs = jobs
+        self.needs_namespace = not remote and not inventory and any(_placement(j) == "remote" for j in jobs)
         self.namespace: Namespace | None = None
         self.notes = notes if notes is not None else []
+        self.ssh: hosts.Ssh | None = None
+        self.facts: dict[str, dict] = {}  # alias -> the host's metadata, stored with the run
+
+    def host_of(self, role: str) -> "hosts.Host | None":
+        """The host a role is placed on; None: here."""
+        names = self.place.get(role)
+        if not names or names[0] == hosts.LOCAL:
+            return None
+        return self.inventory.host(names[0])
 
     def __enter__(self) -> "Peers":
+        if self.inventory and any(n != hosts.LOCAL for names in self.place.values() for n in names):
+            try:
+                self._open_hosts()
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
         if not self.needs_namespace:
             return self
         try:
@@ -131,21 +214,116 @@ class Peers:
         )
         return self
 
+    def _open_hosts(self) -> None:
+        """Reach every placed host, store its facts, deploy the targets where a worker or
+        a peer runs, and check each can run there (its version command)."""
+        with interrupts.deferred():
+            self.ssh = hosts.Ssh(self.inventory)
+        used = {n for names in self.place.values() for n in names if n != hosts.LOCAL}
+        for alias in sorted(used):
+            host = self.inventory.host(alias)
+            try:
+                hosts.resolve(self.ssh, host)
+                self.facts[alias] = hosts.facts(self.ssh, host)
+            except hosts.HostError as exc:
+                raise PlacementError(str(exc)) from None
+        for role, names in self.place.items():
+            self.notes.append(f"role {role} ran on {', '.join(self._where(n) for n in names)}")
+        running = {}  # alias -> the target folders that run there
+        for job in self.jobs:
+            for role, kind in ROLES.get(job.scenario.workload, {}).items():
+                host = self.host_of(role)
+                if host and kind in (WORKER, PEER):
+                    running.setdefault(host.alias, {})[job.target.label] = job.target
+        for alias, chosen in running.items():
+            host = self.inventory.host(alias)
+            try:
+                self.notes.append("deployed " + hosts.deploy(self.ssh, host, [t.folder for t in chosen.values()]))
+                for t in chosen.values():
+                    if t.version:
+                        version = hosts.check_command(self.ssh, host, t.version, host.folder(t.folder),
+                                                      f"target {t.label} (its runtime or build is missing there)")
+                        self.facts[alias].setdefault("runtimes", {})[t.label] = version
+            except hosts.HostError as exc:
+                raise PlacementError(str(exc)) from None
+
+    def _where(self, name: str) -> str:
+        if name == hosts.LOCAL:
+            return "this machine"
+        return f"{name} ({self.inventory.host(name).address})"
+
+    def worker(self, job, argv: list[str], env: dict) -> list[str]:
+        """The worker's argv: as it is, or over ssh on the host of the workload's worker role."""
+        host = self._role_host(job.scenario.workload, WORKER)
+        if host is None:
+            return argv
+        return self.ssh.command(host, argv, cwd=host.folder(job.target.folder), env=hosts.local_env_diff(env),
+                                grace_s=2.0)
+
+    def service_host(self) -> "tuple | None":
+        """(host, ssh) of the broker role, for services.py; None: here."""
+        host = self.host_of("broker") if self.ssh else None
+        return (host, self.ssh) if host else None
+
+    def adopt_remote_usage(self, job, outcome) -> None:
+        """A worker on a host: its CPU and peak RSS are what remote.py measured there, not
+        the ssh client's; the host is named with the measurement."""
+        host = self._role_host(job.scenario.workload, WORKER) if self.ssh else None
+        if host is None:
+            return
+        from msgbench import remote
+
+        report = remote.parse_report(outcome.stderr_tail) or {}
+        outcome.cpu_s, outcome.max_rss_bytes = report.get("cpu_s"), report.get("max_rss_bytes")
+        if outcome.status != "ok" and outcome.error:
+            lost = "" if report else (": its ssh session ended without the wrapper's report (the host, "
+                                      "its sshd or the connection went away)")
+            outcome.error = f"on host {host.alias} ({host.address}){lost}: {outcome.error}"
+        outcome.other_cpu_share = None  # this machine's load says nothing of the host's
+        outcome.host = host.alias
+
+    def _role_host(self, workload: str, kind: str) -> "hosts.Host | None":
+        roles = [r for r, k in ROLES.get(workload, {}).items() if k == kind]
+        return self.host_of(roles[0]) if roles else None
+
     def __exit__(self, *exc) -> None:
+        if self.ssh:
+            with interrupts.deferred():
+                self.ssh.close()
+                self.ssh = None
         if self.namespace:
             with interrupts.deferred():  # a second Ctrl-C must not leave the namespace behind
                 remove_namespace(self.namespace)
                 self.namespace = None
 
-    def env_for(self, target: Target, variant: Variant, params: dict, process_limit: int) -> dict:
+    def env_for(self, target: Target, variant: Variant, params: dict, process_limit: int,
+                workload: str = "socket", peer_env: dict | None = None) -> dict:
+        """The worker's MSGBENCH_PEER_* variables. peer_env: what the peer's environment
+        sets beyond the harness's (passed to a peer on a host)."""
         if not target.serve:
             return {}
         argv = target.serve_argv(variant, process_limit)
         cwd, host = str(target.folder), LOCALHOST
-        if params.get("placement") == "remote":
+        peer_host = self._role_host(workload, PEER) if self.ssh else None
+        worker_host = self._role_host(workload, WORKER) if self.ssh else None
+        if worker_host is not None:  # the worker starts its peer there: paths are the host's
+            cwd = worker_host.folder(target.folder)
+        if peer_host is not None and (workload != "socket" or params.get("placement") == "remote"):
+            if worker_host is None:
+                cwd = str(target.folder)
+            elif worker_host.alias == peer_host.alias:
+                peer_host = None  # beside the worker: a plain child of it
+            argv_there = argv
+            if peer_host is not None:
+                # From another host the worker opens its own connection (this machine's
+                # master is not there): that host needs ssh access to the peer's (docs/hosts.md).
+                argv = self.ssh.command(peer_host, argv_there, cwd=peer_host.folder(target.folder),
+                                        env=peer_env or {}, multiplex=worker_host is None, grace_s=2.0)
+                host = peer_host.address
+        elif params.get("placement") == "remote" and not self.inventory:
             if self.remote:
                 user_host = self.remote
-                host = user_host.rsplit("@", 1)[-1]
+                host = self._remote_address()
                 cwd = self.remote_dir or cwd
                 argv = ["ssh", "-o", "BatchMode=yes", user_host, "cd", shlex.quote(cwd), "&&",
                         *map(shlex.quote, argv)]
@@ -153,6 +331,16 @@ class Peers:
                 argv = ["ip", "netns", "exec", self.namespace.name, *argv]
                 host = self.namespace.peer_address
         return {"MSGBENCH_PEER_COMMAND": json.dumps(argv), "MSGBENCH_PEER_CWD": cwd, "MSGBENCH_PEER_HOST": host}
+
+
+    def _remote_address(self) -> str:
+        """--remote's address as ssh connects to it (an alias of ~/.ssh/config resolved)."""
+        if not hasattr(self, "_remote_resolved"):
+            try:
+                self._remote_resolved = hosts.address_of(self.remote)
+            except hosts.HostError as exc:
+                raise PlacementError(str(exc)) from None
+        return self._remote_resolved
 
 
 def _placement(job) -> str:

@@ -12,7 +12,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, interrupts, placement, procs, services, spec, stats, sysinfo, targets, workloads
+from msgbench import expr, hosts, interrupts, placement, procs, services, spec, stats, sysinfo, targets, workloads
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -60,6 +60,8 @@ class Plan:
     remote_dir: str | None = None
     netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
     limits: dict | None = None  # --limits: the machine's limits, measured before the run (msgbench/limits.py)
+    inventory: hosts.Inventory | None = None  # from --hosts
+    place: dict = field(default_factory=dict)  # --place: role -> [host alias]
 
     def check_placement(self, strict: bool = True) -> None:
         """Remote placement needs root (for a namespace) or a remote host.
@@ -68,7 +70,7 @@ class Plan:
         points, says so, and runs the rest.
         """
         remote = [j for j in self.jobs if j.params.get("placement") == "remote"]
-        if remote and not self.remote and os.geteuid() != 0:
+        if remote and not self.remote and not self.inventory and os.geteuid() != 0:
             why = ("placement=remote on one machine needs root to create a network namespace for "
                    "the server: run as root, or give a real host with --remote user@host")
             if strict or len(remote) == len(self.jobs):
@@ -76,8 +78,21 @@ class Plan:
             self.jobs = [j for j in self.jobs if j not in remote]
             self.skipped.append(f"{len(remote)} points with {why}")
             remote = []
-        if self.netem and (self.remote or not remote):
-            raise PlanError("--netem shapes the link to a namespace: it needs placement=remote without --remote")
+        if self.netem and (self.remote or self.inventory or not remote):
+            raise PlanError("--netem shapes the link to a namespace: it needs placement=remote without --remote "
+                            "or --hosts")
+        if self.place or self.inventory:
+            try:
+                placement.check_roles(self.place, {j.scenario.workload for j in self.jobs}, self.inventory)
+            except placement.PlacementError as exc:
+                raise PlanError(str(exc)) from None
+            if "server" in self.place and any(j.scenario.workload == "socket" for j in self.jobs) and not remote:
+                raise PlanError("--place server=... places socket's server half: give -p placement=remote too")
+            if remote and self.inventory and "server" not in self.place:
+                if len(self.inventory.hosts) != 1:
+                    raise PlanError("placement=remote with --hosts: say which host runs the server, e.g. "
+                                    f"--place server={next(iter(self.inventory.hosts), 'h1')}")
+                self.place["server"] = list(self.inventory.hosts)
 
 
 def plan_run(
@@ -239,11 +254,14 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     status = "complete"
     previous_handlers = interrupts.install()
     try:
-        with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem) as peers,
+        with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
+                              inventory=plan.inventory, place=plan.place) as peers,
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
-                                note=lambda note: store.add_note(run_id, note)) as brokers):
+                                note=lambda note: store.add_note(run_id, note), placed=peers.service_host) as brokers):
             for note in peers.notes:
                 store.add_note(run_id, note)
+            if peers.facts:  # each host's CPU, cores, kernel and runtimes, beside this machine's
+                store.set_hosts(run_id, peers.facts)
             rounds = max(j.warmup + j.repeat for j in plan.jobs)
             for round_index in range(rounds):
                 for job in plan.jobs:
@@ -254,7 +272,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             _until_precise(plan, run_id, store, progress, peers, brokers)
     except KeyboardInterrupt:
         status = "interrupted"
-    except placement.PlacementError as exc:
+    except (placement.PlacementError, hosts.HostError) as exc:
         store.add_note(run_id, f"failed: {exc}")
         status = "failed"
         raise PlanError(str(exc)) from None
@@ -299,17 +317,21 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
+        env = job.target.worker_env(job.variant) | service_env
+        env |= peers.env_for(job.target, job.variant, params, job.process_limit, wl.name,
+                             hosts.local_env_diff(env))
         outcome = run_worker(
-            job.target.argv(job.variant, job.process_limit),
+            peers.worker(job, job.target.argv(job.variant, job.process_limit), env),
             cwd=job.target.folder,
-            env=job.target.worker_env(job.variant) | service_env
-            | peers.env_for(job.target, job.variant, params, job.process_limit),
+            env=env,
             request=job.target.request(wl.name, job.variant, params, repetition, warmup),
             target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
         )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,
-            None if broker_cpu_before is None else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
+            None if broker_cpu_before is None or not brokers.here(needs)
+            else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
+        peers.adopt_remote_usage(job, outcome)
         died = brokers.died(needs)
         if died:
             outcome.status, outcome.error = "failed", died

@@ -11,6 +11,7 @@ log is kept with the run in the store.
 import contextlib
 import ctypes
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -47,33 +48,68 @@ def _die_with_parent() -> None:
 class Running:
     """One started server; stop() ends its whole session and keeps its log."""
 
-    def __init__(self, service: ServiceSpec, ports: dict | None = None):
+    def __init__(self, service: ServiceSpec, ports: dict | None = None, host=None, ssh=None):
         self.spec = service
         self.ports = ports or {"main": free_port(), **{k: free_port() for k in service.extra_ports}}
         self.port = self.ports["main"]
-        self.url = service.url(self.port)
+        self.host, self.ssh = host, ssh  # a hosts.Host and the run's hosts.Ssh; None: here
+        self.address = host.address if host else LOCALHOST
+        self.url = service.url(self.port, self.address)
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{service.name}-"))
         self.log_path = self.tmp / "server.log"
         self.procs: list[subprocess.Popen] = []
+        self.remote_tmp: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f" on host {self.host.alias}" if self.host else ""
 
     def start(self) -> None:
+        if self.host:
+            return self._start_there()
         if not catalogue.installed(self.spec):
             raise ServiceError(f"service {self.spec.name} needs {self.spec.binary}, which is not "
                                f"installed; install it with: {self.spec.install_command()}")
         launch = self.spec.launch(self.ports, self.tmp)
         for name, content in launch.files.items():
             (self.tmp / name).write_text(content)
-        env = os.environ | launch.env
+        self._launch(launch, lambda argv: argv, os.environ | launch.env, subprocess.DEVNULL)
+
+    def _start_there(self) -> None:
+        """On its host: a temporary directory there, the configuration written into it, the
+        server under remote.py (stopped in order when its ssh's stdin closes, the directory
+        removed after), its output coming back here as the log."""
+        from msgbench import hosts  # the hosts' ssh is used only when a broker is placed
+
+        try:
+            self.ssh.run(self.host, f"command -v {self.spec.binary} >/dev/null || test -x {self.spec.binary}")
+        except hosts.HostError as exc:
+            raise ServiceError(f"service {self.spec.name} cannot start on host {self.host.alias}: it lacks "
+                               f"{self.spec.binary} (there: {self.spec.install_command()}); {exc}") from None
+        try:
+            self.remote_tmp = self.ssh.run(self.host, f"mktemp -d /tmp/{TEMP_PREFIX}{self.spec.name}-XXXXXX").strip()
+            launch = self.spec.launch(self.ports, Path(self.remote_tmp), self.address)
+            for name, content in launch.files.items():
+                self.ssh.run(self.host, f"cat > {self.remote_tmp}/{name}", stdin=content.encode())
+        except hosts.HostError as exc:
+            raise ServiceError(f"service {self.spec.name}: {exc}") from None
+
+        def over_ssh(argv):
+            return self.ssh.command(self.host, argv, cwd=self.remote_tmp, env=launch.env, grace_s=SHUTDOWN_GRACE_S,
+                                    rmdir=self.remote_tmp if argv is launch.argv else None, stop_on_eof=True)
+        self._launch(launch, over_ssh, os.environ, subprocess.PIPE)
+
+    def _launch(self, launch, wrap, env, stdin) -> None:
         with open(self.log_path, "ab") as log:
             for argv, port in [*launch.helpers, (launch.argv, None)]:
                 interrupts.hold()  # an interrupt inside Popen would lose the server's pid
                 try:
                     self.procs.append(subprocess.Popen(
-                        argv, cwd=self.tmp, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                        wrap(argv), cwd=self.tmp, env=env, stdin=stdin, stdout=log,
                         stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent))
                 finally:
                     interrupts.release()
-                if port is not None:  # a helper: the server needs it listening
+                if port is not None and not self.host:  # a helper (node-local there): the server needs it
                     self._wait_listening(port, 10.0, greet=None)
         self._wait_listening(self.port, self.spec.ready_timeout_s, greet=self.spec.ready)
 
@@ -87,16 +123,17 @@ class Running:
             dead = [p for p in self.procs if p.poll() is not None]
             if dead:
                 raise ServiceError(f"service {self.spec.name} exited with code {dead[0].returncode} "
-                                   f"while starting on {LOCALHOST}:{port}; its log ends:\n{self.log_tail()}")
+                                   f"while starting on {self.address}:{port}{self.where}; its log ends:\n"
+                                   f"{self.log_tail()}")
             try:
-                with socket.create_connection((LOCALHOST, port), timeout=2.0) as sock:
+                with socket.create_connection((self.address, port), timeout=2.0) as sock:
                     sock.settimeout(5.0)
                     if greet is None or greet(sock):
                         return
             except OSError:
                 pass
             time.sleep(0.1)
-        raise ServiceError(f"service {self.spec.name} did not answer on {LOCALHOST}:{port} within "
+        raise ServiceError(f"service {self.spec.name} did not answer on {self.address}:{port}{self.where} within "
                            f"{limit_s:.0f} s; its log ends:\n{self.log_tail()}")
 
     def alive(self) -> bool:
@@ -105,9 +142,32 @@ class Running:
     def exit_code(self) -> int | None:
         return self.server.poll()
 
-    def cpu_ms(self) -> float:
-        """CPU time of every process in the server's sessions (a broker may fork)."""
+    def cpu_ms(self) -> float | None:
+        """CPU time of every process in the server's sessions (a broker may fork); on a
+        host, read there over ssh (None if that fails: the figure is then left out)."""
+        if self.host:
+            return self._cpu_ms_there()
         return _sessions_cpu_ticks({proc.pid for proc in self.procs}) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+    def _cpu_ms_there(self) -> float | None:
+        from msgbench import hosts, remote
+
+        sid = remote.parse_session(self.log_text_head())
+        if sid is None:
+            return None
+        try:
+            out = self.ssh.run(self.host, shlex.join([self.host.python, "-I", "-S", "-c", remote.SESSION_CPU,
+                                                      str(sid)]))
+            return float(out)
+        except (hosts.HostError, ValueError):
+            return None
+
+    def log_text_head(self) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read(8192).decode(errors="replace")
+        except OSError:
+            return ""
 
     def log_text(self) -> str:
         try:
@@ -123,6 +183,11 @@ class Running:
     def stop(self) -> str:
         """Stop every process of the service (TERM, then KILL); return its log."""
         for proc in reversed(self.procs):
+            if self.host and proc.stdin:  # remote.py stops the server in order, then exits
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=SHUTDOWN_GRACE_S + 5.0)
             _end_session(proc)
         text = self.log_text()
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -152,9 +217,11 @@ class Services:
     restarted after a death (which fails the measurement it happened in), and stopped
     with their logs stored when the run ends on any path."""
 
-    def __init__(self, keep_log: Callable[[str, str], None], note: Callable[[str], None]):
+    def __init__(self, keep_log: Callable[[str, str], None], note: Callable[[str], None],
+                 placed: Callable[[], tuple] | None = None):
         self.keep_log = keep_log  # (name, text) -> stored with the run
         self.note = note
+        self.placed = placed  # () -> (hosts.Host, hosts.Ssh) of the broker role, or None: here
         self.running: dict[str, Running] = {}
         self.starts: dict[str, int] = {}
 
@@ -174,19 +241,23 @@ class Services:
             raise ServiceError(f"a target may need one service, not {', '.join(names)}")
         running = self._ensure(names[0])
         return {"MSGBENCH_SERVICE_URL": running.url, "MSGBENCH_SERVICE_NAME": running.spec.name,
-                "MSGBENCH_SERVICE_ADDR": f"{LOCALHOST}:{running.port}",
+                "MSGBENCH_SERVICE_ADDR": f"{running.address}:{running.port}",
                 # Its processes' sessions, for a worker that measures the broker's CPU itself.
                 "MSGBENCH_SERVICE_SESSIONS": " ".join(str(proc.pid) for proc in running.procs)}
 
     def cpu_ms(self, names: tuple[str, ...]) -> float | None:
         return self.running[names[0]].cpu_ms() if names and names[0] in self.running else None
 
+    def here(self, names: tuple[str, ...]) -> bool:
+        """Whether the target's service runs on this machine (its CPU is this machine's load)."""
+        return bool(names) and names[0] in self.running and self.running[names[0]].host is None
+
     def died(self, names: tuple[str, ...]) -> str | None:
         """Why the target's service is gone, if it died since it started."""
         running = self.running.get(names[0]) if names else None
         if running is None or running.alive():
             return None
-        return (f"service {running.spec.name} ({running.url}) died during the measurement "
+        return (f"service {running.spec.name} ({running.url}{running.where}) died during the measurement "
                 f"(exit code {running.exit_code()}); its log ends:\n{running.log_tail(8)}")
 
     def _ensure(self, name: str) -> Running:
@@ -199,7 +270,8 @@ class Services:
         service = catalogue.spec(name)
         for attempt in range(3):  # a free port can be taken between finding and binding it
             with interrupts.deferred():  # its temporary directory is never lost track of
-                running = Running(service)
+                host, ssh = (self.placed() if self.placed else None) or (None, None)
+                running = Running(service, host=host, ssh=ssh)
             try:
                 running.start()
                 break
@@ -214,7 +286,8 @@ class Services:
                 raise
         self.running[name] = running
         self.starts[name] = self.starts.get(name, 0) + 1
-        self.note(f"service {name} {catalogue.version(service)} on {running.url}")
+        self.note(f"service {name} {'' if running.host else catalogue.version(service) + ' '}on {running.url}"
+                  f"{running.where}")
         return running
 
     def _stop(self, name: str) -> None:

@@ -166,6 +166,13 @@ class Store:
             "UPDATE runs SET notes = ? WHERE id = ?", (_dumps(run["notes"] + [note]), run_id)
         ), "a note")
 
+    def set_hosts(self, run_id: str, facts: dict) -> None:
+        """The metadata of the hosts a run's roles were placed on (metadata["hosts"])."""
+        row = self.db.execute("SELECT metadata FROM runs WHERE id = ?", (run_id,)).fetchone()
+        metadata = json.loads(row["metadata"]) | {"hosts": facts}
+        self._write(lambda: self.db.execute(
+            "UPDATE runs SET metadata = ? WHERE id = ?", (_dumps(metadata), run_id)), "the hosts' metadata")
+
     def runs(self, limit: int | None = None) -> list[dict]:
         sql = (
             "SELECT r.*, (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id) AS measured"

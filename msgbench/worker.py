@@ -41,12 +41,15 @@ class Outcome:
     exit_code: int | None = None
     stderr_tail: str = ""
     pgid: int | None = None  # the worker's process group, gone once run_worker returns
+    host: str | None = None  # the host the worker ran on (placement), None: this machine
 
     def worker_info(self) -> dict:
         """The worker process, and the raw facts it reported (so metrics can be derived again)."""
         info = {"wall_s": round(self.wall_s, 4), "max_rss_bytes": self.max_rss_bytes, "exit_code": self.exit_code}
         if self.cpu_s is not None:
             info["cpu_s"] = round(self.cpu_s, 4)
+        if self.host:
+            info["host"] = self.host
         if self.other_cpu_share is not None:
             info["other_cpu_share"] = round(self.other_cpu_share, 3)
         if self.measured is not None:

@@ -48,6 +48,12 @@ packages=$(.venv/bin/python -c 'from msgbench.targets import missing_packages; p
 if [ "$with_tests" = 1 ] && ! command -v chromium >/dev/null; then
   packages="$packages chromium"
 fi
+# Hosts (--hosts): ssh and rsync reach and deploy; the tests run an sshd per namespace.
+command -v ssh >/dev/null || packages="$packages openssh-client"
+command -v rsync >/dev/null || packages="$packages rsync"
+if [ "$with_tests" = 1 ] && [ ! -x /usr/sbin/sshd ]; then
+  packages="$packages openssh-server"
+fi
 if [ -n "${packages// /}" ]; then
   # shellcheck disable=SC2086
   apt_install $packages

@@ -64,10 +64,19 @@ def test_ssh_remote_wraps_the_server_command(fake_targets):
     from msgbench import targets
 
     t = targets.target("fake")
-    peers = placement.Peers([], remote="bench@example.test", remote_dir="/opt/msgbench/targets/fake")
+    peers = placement.Peers([], remote="bench@192.0.2.7", remote_dir="/opt/msgbench/targets/fake")
     env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024)
-    assert env["MSGBENCH_PEER_HOST"] == "example.test"
-    assert env["MSGBENCH_PEER_COMMAND"].startswith('["ssh", "-o", "BatchMode=yes", "bench@example.test", "cd"')
+    assert env["MSGBENCH_PEER_HOST"] == "192.0.2.7"  # what ssh -G says it connects to
+    assert env["MSGBENCH_PEER_COMMAND"].startswith('["ssh", "-o", "BatchMode=yes", "bench@192.0.2.7", "cd"')
+
+
+@needs_root
+def test_a_rate_alone_shapes_the_namespace_link_even_without_netem(fake_targets):
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "-p", "size=100",
+                   "--netem", "rate 100mbit", "--repeat", "1", "--warmup", "0", "--no-build") == 0
+    run, measurements, _ = only_run(fake_targets)
+    assert measurements[-1]["status"] == "ok", measurements[-1]["error"]
+    assert any("netem rate 100mbit" in note for note in run["notes"])
 
 
 def test_results_show_each_target_as_a_fraction_of_the_reference(fake_targets, capsys):

@@ -12,7 +12,7 @@ can end the comment.
 
 import re
 
-from msgbench import jsonio, tables
+from msgbench import hosts, jsonio, tables
 from msgbench.points import target_label
 from msgbench.tables import md_code, md_text
 
@@ -32,6 +32,8 @@ def render(doc: dict, *, embed: bool = True) -> str:
                      f"{memory / 2**30:.1f} GiB, {md_text(meta.get('kernel'))}")
         for name, version in sorted((meta.get("runtimes") or {}).items()):
             parts.append(f"- {md_text(name)}: {md_text(version)}")
+        for alias, line in hosts.describe(meta.get("hosts")):
+            parts.append(f"- host {md_text(alias)}: {md_text(line)}")
         parts.append(f"- msgbench revision: {md_text(meta.get('git_revision'))}")
         for note in run["notes"]:
             parts.append(f"- note: {md_text(note)}")

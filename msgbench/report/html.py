@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from importlib import resources
 
 import msgbench
-from msgbench import model, workloads
+from msgbench import hosts, model, workloads
 from msgbench.figures import format_value, metric_label
 from msgbench.report import findings
 from msgbench.report.sections import extra_sections, section
@@ -202,7 +202,8 @@ def _run_html(run: dict) -> str:
         rows.append((label, value))
     for name, version in sorted((meta.get("runtimes") or {}).items()):
         rows.append((f"runtime {name}", version))
-    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes"}
+    rows += [(f"host {alias}", line) for alias, line in hosts.describe(meta.get("hosts"))]
+    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes", "hosts"}
     rows += [(k, v) for k, v in meta.items() if k not in known]
     warmups = sum(1 for m in measurements if m.get("warmup"))
     not_ok = sum(1 for m in measurements if not m.get("warmup") and m.get("status") != "ok")

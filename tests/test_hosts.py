@@ -1,0 +1,285 @@
+"""Roles placed on hosts over real ssh: three network namespaces on one bridge, each with
+its own sshd on a key made for the test (msgbench.testbed), reached through msgbench's
+real ssh path (inventory, ssh -G, a multiplexed master, rsync, remote.py)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from msgbench import hosts, placement, remote, sysinfo, targets, testbed
+from msgbench.paths import REPO_ROOT
+from tests.conftest import processes_matching
+from tests.test_runner import only_run, run_cli
+
+needs_bed = pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists(testbed.SSHD) or not shutil.which("rsync"),
+    reason="hosts in namespaces need root, openssh-server and rsync")
+
+
+# ---------------------------------------------------------------- without hosts
+
+
+def test_an_inventory_is_read_from_toml_or_an_ansible_yaml(tmp_path):
+    (tmp_path / "hosts.toml").write_text('ssh_config = "cfg"\n[hosts.h1]\ndir = "/srv/mb"\n'
+                                         '[hosts.h2]\ndeploy = "same"\n')
+    inv = hosts.load_inventory(tmp_path / "hosts.toml")
+    assert list(inv.hosts) == ["h1", "h2"]
+    assert inv.ssh_config == str(tmp_path / "cfg")
+    assert inv.hosts["h1"].dir == "/srv/mb" and inv.hosts["h2"].deploy == "same"
+    assert inv.hosts["h1"].folder(REPO_ROOT / "targets" / "go") == "/srv/mb/targets/go"
+
+    (tmp_path / "inventory.yml").write_text(
+        "all:\n  children:\n    bench:\n      hosts:\n        broker1:\n          ansible_host: 10.0.0.5\n"
+        "          ansible_user: bench\n          msgbench_dir: /opt/mb\n        load1:\n")
+    inv = hosts.load_inventory(tmp_path / "inventory.yml")
+    assert inv.hosts["broker1"].options == ["-o", "HostName=10.0.0.5", "-l", "bench"]
+    assert inv.hosts["broker1"].dir == "/opt/mb"
+    assert "load1" in inv.hosts
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[hosts.h1]\ndeploy = "scp"\n', "deploy = 'scp'; it takes rsync or same"),
+    ('[hosts.h1]\nport = 22\n', "host h1 in"),
+    ('[hosts.local]\n', "'local' is this machine"),
+    ("[hosts\n", "is not TOML"),
+])
+def test_a_bad_inventory_is_one_clear_line(tmp_path, text, message):
+    (tmp_path / "hosts.toml").write_text(text)
+    with pytest.raises(hosts.HostError, match=None) as caught:
+        hosts.load_inventory(tmp_path / "hosts.toml")
+    assert message in str(caught.value)
+
+
+def test_place_maps_roles_to_hosts():
+    assert placement.parse_place("broker=h1,sources=h2,receivers=h3") == {
+        "broker": ["h1"], "sources": ["h2"], "receivers": ["h3"]}
+    assert placement.parse_place("server=h1,clients=h2,h3") == {"server": ["h1"], "clients": ["h2", "h3"]}
+    for bad in ("h1", "server=", "server=h1,server=h2"):
+        with pytest.raises(placement.PlacementError, match="--place"):
+            placement.parse_place(bad)
+
+
+def test_a_role_the_workload_lacks_or_an_unknown_host_is_refused(fake_targets, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # hosts need no root (a namespace would)
+    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n[hosts.h2]\n")
+    common = ["run", "socket", "--target", "fake", "-p", "placement=remote", "--no-build",
+              "--hosts", str(tmp_path / "hosts.toml")]
+    assert run_cli(*common, "--place", "broker=h1") == 2
+    assert "no workload of this run has a role 'broker'; roles are socket: server" in capsys.readouterr().err
+    assert run_cli(*common, "--place", "server=h7") == 2
+    assert "host 'h7' is not in the inventory" in capsys.readouterr().err
+    assert run_cli(*common) == 2
+    assert "say which host runs the server, e.g. --place server=h1" in capsys.readouterr().err
+    assert run_cli(*common[:4], "-p", "placement=local", *common[6:], "--place", "server=h1") == 2
+    assert "give -p placement=remote too" in capsys.readouterr().err
+
+
+def test_an_ssh_alias_is_resolved_to_the_address_it_connects_to(tmp_path):
+    (tmp_path / "cfg").write_text("Host benchbox\n  HostName 192.0.2.7\n")
+    assert hosts.address_of("benchbox", ["ssh", "-F", str(tmp_path / "cfg")]) == "192.0.2.7"
+
+
+def test_the_remote_wrapper_ends_its_command_when_its_output_pipe_closes_and_reports_usage():
+    """remote.py as ssh runs it, here: when the reader of its stdout goes (sshd closing the
+    channel), the command's whole session is ended and the usage line says why."""
+    wrapper = subprocess.Popen([sys.executable, "-I", "-S", remote.__file__, "--grace", "1", "--",
+                                "sh", "-c", "sleep 31341 & exec sleep 31341"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while len(processes_matching("sleep 31341")) < 2:
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
+    wrapper.stdout.close()
+    _, err = wrapper.communicate(timeout=10)
+    assert wrapper.returncode == 128 + signal.SIGTERM
+    report = remote.parse_report(err.decode())
+    assert report["why"] == "its ssh session ended" and report["exit_code"] == -signal.SIGTERM
+    assert report["cpu_s"] >= 0 and report["max_rss_bytes"] > 0
+    assert processes_matching("sleep 31341") == []  # its background child too: the whole session
+
+
+# ---------------------------------------------------------------- on hosts in namespaces
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory):
+    if os.geteuid() != 0 or not os.path.exists(testbed.SSHD) or not shutil.which("rsync"):
+        pytest.skip("hosts in namespaces need root, openssh-server and rsync")
+    directory = tmp_path_factory.mktemp("bed")
+    made = testbed.up(directory, 3)
+    yield made
+    testbed.down(directory)
+    assert not subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.count(
+        f"{testbed.PREFIX}{made.tag}-")
+
+
+def settled(bed, limit_s: float = 15.0) -> dict[str, list[str]]:
+    """What still runs on each host once sessions had time to close (sshd aside)."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        left = {alias: bed.processes(alias) for alias in bed.hosts}
+        if not any(left.values()) or time.monotonic() > deadline:
+            return {a: p for a, p in left.items() if p}
+        time.sleep(0.2)
+
+
+def netns_of(pid: int) -> str:
+    return os.readlink(f"/proc/{pid}/ns/net")
+
+
+@needs_bed
+def test_a_remote_process_dies_with_its_ssh_session(bed):
+    inventory = hosts.load_inventory(bed.inventory)
+    with hosts.connected(inventory) as ssh:
+        host = inventory.host("h2")
+        argv = ssh.command(host, ["sleep", "31337"], cwd="/")
+        client = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 15
+        while not any("sleep 31337" in p for p in bed.processes("h2")):
+            assert time.monotonic() < deadline, "the remote sleep never started"
+            time.sleep(0.1)
+        client.kill()
+        client.wait()
+        client.stdout.close()
+        client.stderr.close()
+        client.stdin.close()
+        assert settled(bed) == {}
+
+
+@needs_bed
+def test_socket_server_on_a_host_over_ssh(bed, fake_targets, capsys):
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "-p", "size=100",
+                   "--hosts", str(bed.inventory), "--place", "server=h2", "--repeat", "2", "--no-build") == 0
+    run, measurements, _ = only_run(fake_targets)
+    h2 = netns_of(bed.sshd_pid("h2"))
+    for m in measurements:
+        assert m["status"] == "ok", m["error"]
+        assert m["verify"]["server_netns"] == h2 != m["verify"]["client_netns"]
+        assert m["verify"]["bytes_received"] == 100
+    assert f"role server ran on h2 ({bed.hosts['h2']})" in run["notes"]
+    assert (bed.dir / "h2" / "tests/fixtures/targets/fake/worker.py").exists()  # rsync ran
+    facts = run["metadata"]["hosts"]["h2"]
+    assert facts["address"] == bed.hosts["h2"] and facts["cores"] >= 1 and facts["kernel"].startswith("Linux")
+    assert facts["runtimes"]["fake"].startswith("Python")
+    capsys.readouterr()
+    assert run_cli("show", "latest") == 0
+    assert f"host h2: {bed.hosts['h2']}: " in capsys.readouterr().out
+    assert settled(bed) == {}
+
+
+@needs_bed
+def test_an_unreachable_host_is_named(bed, fake_targets, tmp_path, capsys):
+    config = tmp_path / "ssh_config"
+    # An address on the bridge where nothing listens: refused at once.
+    config.write_text(bed.ssh_config.read_text() + f"\nHost gone\n  HostName {bed.harness_address}\n  Port 9\n")
+    inventory = tmp_path / "hosts.toml"
+    inventory.write_text(f'ssh_config = "{config}"\n[hosts.gone]\n')
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--hosts", str(inventory),
+                   "--place", "server=gone", "--repeat", "1", "--no-build") == 2
+    err = capsys.readouterr().err
+    assert "host gone is unreachable over ssh" in err and "refused" in err
+
+
+@needs_bed
+def test_a_host_must_hold_the_same_revision_with_deploy_same(bed, fake_targets, tmp_path, capsys):
+    (tmp_path / "hosts.toml").write_text(f'ssh_config = "{bed.ssh_config}"\n[hosts.h2]\n'
+                                         f'dir = "{tmp_path}"\ndeploy = "same"\n')
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--hosts",
+                   str(tmp_path / "hosts.toml"), "--repeat", "1", "--no-build") == 2
+    err = capsys.readouterr().err
+    assert f"host h2: {tmp_path} is at revision" in err and 'use deploy = "rsync"' in err
+    # This checkout, seen from h2 (the namespaces share the files): the same revision.
+    (tmp_path / "hosts.toml").write_text(f'ssh_config = "{bed.ssh_config}"\n[hosts.h2]\n'
+                                         f'dir = "{REPO_ROOT}"\ndeploy = "same"\n')
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "-p", "size=10", "--hosts",
+                   str(tmp_path / "hosts.toml"), "--repeat", "1", "--warmup", "0", "--no-build") == 0
+    run, _, _ = only_run(fake_targets)
+    assert any(n.startswith(f"deployed h2: same revision {sysinfo.git_revision()[:12]}") for n in run["notes"])
+    assert settled(bed) == {}
+
+
+def nats_ready() -> targets.Target:
+    if not shutil.which("nats-server") or not shutil.which("go"):
+        pytest.skip("the nats target needs go and nats-server")
+    t = targets.target("nats")
+    targets.build(t)
+    return t
+
+
+PUBSUB = ["run", "pubsub", "--target", "nats", "-p", "payload_bytes=64", "-p", "batching_bytes=8192",
+          "--place", "broker=h1,sources=h2,receivers=h3", "--no-build"]
+
+
+@needs_bed
+def test_pubsub_broker_sources_and_receivers_on_three_hosts(bed, tmp_path, monkeypatch):
+    nats_ready()
+    monkeypatch.setenv("MSGBENCH_STORE", str(tmp_path / "store.sqlite"))
+    assert run_cli(*PUBSUB, "-p", "duration_s=0.5", "--hosts", str(bed.inventory), "--repeat", "1",
+                   "--warmup", "0") == 0
+    run, measurements, _ = only_run(tmp_path / "store.sqlite")
+    (m,) = measurements
+    assert m["status"] == "ok", m["error"]
+    assert m["verify"]["received"] == m["verify"]["published"] > 0
+    assert m["metrics"]["broker_cpu_ms"] > 0  # sampled on h1 around the measurement
+    # The sources ran on h2: their CPU and memory are remote.py's report from there.
+    assert m["worker"]["host"] == "h2" and m["worker"]["cpu_s"] > 0 and m["worker"]["max_rss_bytes"] > 0
+    reports = [line for line in m["stderr_tail"].splitlines() if line.startswith("msgbench-remote {")]
+    assert len(reports) == 2  # the receivers' (h3, relayed by the sources) and the sources' own
+    assert f"service nats on nats://{bed.hosts['h1']}:" in " ".join(run["notes"])
+    assert set(run["metadata"]["hosts"]) == {"h1", "h2", "h3"}
+    from msgbench.store import Store
+
+    store = Store(tmp_path / "store.sqlite")
+    log = store.logs(run["id"])["nats"]
+    assert f"Listening for client connections on {bed.hosts['h1']}" in log
+    assert '"why": "stopped"' in log  # the broker was stopped in order on h1, its CPU reported
+    assert settled(bed) == {}
+
+
+@needs_bed
+def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed, tmp_path):
+    nats_ready()
+    env = os.environ | {"MSGBENCH_STORE": str(tmp_path / "store.sqlite"), "PYTHONPATH": str(REPO_ROOT)}
+    command = [sys.executable, "-m", "msgbench", *PUBSUB, "-p", "duration_s=6", "-p", "rate=200",
+               "--hosts", str(bed.inventory), "--repeat", "1", "--warmup", "0", "--timeout", "120"]
+
+    def start_and_wait_for_receivers(log):
+        harness = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + 90
+        while True:
+            receivers = [pid for pid, cmd in bed.commands("h3").items()
+                         if cmd.startswith("bin/msgbench-nats --serve")]
+            if receivers:
+                return harness, receivers[0]
+            assert harness.poll() is None, Path(log.name).read_text()
+            assert time.monotonic() < deadline, "the receivers never started on h3"
+            time.sleep(0.1)
+
+    with open(tmp_path / "first.log", "wb") as log:
+        harness, receiver = start_and_wait_for_receivers(log)
+        os.kill(receiver, signal.SIGKILL)
+        assert harness.wait(timeout=120) == 1
+    _, (m,), _ = only_run(tmp_path / "store.sqlite")
+    assert m["status"] != "ok"
+    assert m["error"].startswith(f"on host h2 ({bed.hosts['h2']}): ") and "the receivers" in m["error"], m["error"]
+    assert settled(bed) == {}
+
+    with open(tmp_path / "second.log", "wb") as log:
+        harness, _ = start_and_wait_for_receivers(log)
+        harness.send_signal(signal.SIGKILL)
+        harness.wait()
+    assert settled(bed) == {}
+    left = f"{tempfile.gettempdir()}/{hosts.TEMP_PREFIX}{harness.pid}-"
+    assert any(p.startswith(left) for p in hosts.remove_leftover_control_dirs())  # the next run's clean-up
+    # Here too: the ssh masters and clients went with the harness.
+    deadline = time.monotonic() + 15
+    while processes_matching("ssh -F"):
+        assert time.monotonic() < deadline, processes_matching("ssh -F")
+        time.sleep(0.2)
