@@ -1,21 +1,25 @@
-"""Plain-text tables for the terminal and Markdown."""
+"""Tables for the terminal (drawn by rich) and Markdown.
+
+On a terminal a table fits its width (rich shrinks and wraps the columns) and marks
+rows in colour; anywhere else (a pipe, a log, a test) it is plain text at its natural
+width, one line per row, so that grep and diff keep working.
+"""
 
 import html
+import io
 import re
+import sys
+from dataclasses import dataclass, field
 
-from msgbench import spec
+from rich import box
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from msgbench import spec, terminal, units
 from msgbench.points import canonical, target_label
 
-
-def human(value: float | None) -> str:
-    """A number people can read at a glance: 12.3M, 456k, 7.89, 0.0123."""
-    if value is None:
-        return "-"
-    magnitude = abs(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= limit:
-            return f"{value / limit:.3g}{suffix}"
-    return f"{value:.3g}"
+human = units.number  # a number people can read at a glance: 12.3M, 456k, 7.89, 0.0123
 
 
 def md_text(text: str) -> str:
@@ -35,15 +39,65 @@ def md_code(text: str) -> str:
     return f"{fence} {text} {fence}" if "`" in text else f"`{text}`"
 
 
+@dataclass
+class Table:
+    """A table for the terminal: a title, headers, rows of text, and how each row reads
+    (a style name per row: "", "warn", "bad" or "dim"; colour only on a terminal)."""
+    headers: list[str]
+    rows: list[list[str]]
+    title: str = ""
+    styles: list[str] = field(default_factory=list)
+
+
+_STYLES = {"warn": "yellow", "bad": "bold red", "dim": "dim"}
+
+
+def rich_table(table: Table) -> RichTable:
+    """The table as rich draws it: columns shrink and wrap to fit the terminal's width.
+    (The title is a line of its own: as rich's title it would wrap at the table's width.)"""
+    drawn = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for header in table.headers:
+        drawn.add_column(header, overflow="fold")
+    for index, row in enumerate(table.rows):
+        style = table.styles[index] if index < len(table.styles) else ""
+        drawn.add_row(*(Text(terminal.safe(str(c))) for c in row), style=_STYLES.get(style))
+    return drawn
+
+
+def write(table: Table, stream=None) -> None:
+    """Print the table: fitted to the terminal and coloured there, plain text elsewhere."""
+    stream = stream or sys.stdout
+    raw = terminal.raw(stream)
+    if raw.isatty():
+        # rich writes its own colour codes, around the control-sequence filter; the
+        # cells went through terminal.safe() above.
+        console = Console(file=raw, highlight=False, markup=False, emoji=False)
+        if table.title:
+            console.print(Text(terminal.safe(table.title), style="bold"))
+        console.print(rich_table(table))
+    else:
+        stream.write(text(table) + "\n")
+
+
+def text(table: Table) -> str:
+    """The table as plain text at its natural width: no colour, no control sequence, no
+    trailing blanks; what pipes, logs and tests read."""
+    out = io.StringIO()
+    Console(file=out, width=_UNWRAPPED, color_system=None, force_terminal=False, highlight=False,
+            markup=False, emoji=False).print(rich_table(table))
+    lines = [line.rstrip() for line in out.getvalue().rstrip("\n").splitlines()]
+    return "\n".join(([terminal.safe(table.title)] if table.title else []) + lines)
+
+
+_UNWRAPPED = 1000  # columns: a line only a table this wide would wrap
+
+
 def render(headers: list[str], rows: list[list[str]], markdown: bool = False) -> str:
     if markdown:
         lines = ["| " + " | ".join(map(md_cell, headers)) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         lines += ["| " + " | ".join(md_cell(str(c)) for c in row) + " |" for row in rows]
         return "\n".join(lines)
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
-    def line(cells):
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+    return text(Table(headers, rows))
 
 
 def reference_medians(summary: list[dict]) -> dict[tuple, float]:

@@ -13,7 +13,7 @@ can end the comment.
 import re
 
 from msgbench import jsonio, tables
-from msgbench.points import target_label
+from msgbench.points import machine_text, target_label
 from msgbench.tables import md_code, md_text
 
 EMBED_MARK = "msgbench-results-document"
@@ -27,9 +27,7 @@ def render(doc: dict, *, embed: bool = True) -> str:
         parts.append(f"# msgbench run {md_text(run['id'])}\n")
         parts.append(f"- command: {md_code(run['command'])}")
         parts.append(f"- status: {md_text(run['status'])}, started {md_text(run['created_at'])}")
-        memory = meta.get("memory_bytes") if isinstance(meta.get("memory_bytes"), (int, float)) else 0
-        parts.append(f"- machine: {md_text(meta.get('cpu_model'))}, {md_text(meta.get('cores'))} cores, "
-                     f"{memory / 2**30:.1f} GiB, {md_text(meta.get('kernel'))}")
+        parts.append(f"- machine: {md_text(machine_text(meta))}")
         for name, version in sorted((meta.get("runtimes") or {}).items()):
             parts.append(f"- {md_text(name)}: {md_text(version)}")
         parts.append(f"- msgbench revision: {md_text(meta.get('git_revision'))}")
