@@ -327,10 +327,11 @@ def cmd_run(args) -> int:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
         for t in {j.target.label: j.target for j in plan.jobs}.values():
+            # A line per build: a compiler can take a while, and nothing is silent for long.
+            print(f"msgbench: building {t.label}" + (f" in {t.folder}" if t.build_of else ""), file=sys.stderr)
             if not t.build_of:
                 targets.build(t)
                 continue
-            print(f"msgbench: building {t.label} in {t.folder}", file=sys.stderr)
             try:
                 targets.build(t)
             except targets.TargetError as exc:  # one build that fails leaves the others to run

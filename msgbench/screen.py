@@ -56,6 +56,8 @@ def summary_tables(summary: list[dict], wide: bool = False) -> list[tables.Table
 def _table(points: list[dict], references: dict, wide: bool) -> tables.Table:
     headline = headline_of(points[0])
     scenarios = list(dict.fromkeys(s["scenario"] for s in points))
+    # By scenario, then x: a point stored out of order (a suite's n/a rows come first) sits in its place.
+    points = sorted(points, key=lambda s: (scenarios.index(s["scenario"]), _x_key(s.get("x"))))
     with_scenario = len(scenarios) > 1
     with_point = any(point_text(s) for s in points)
     with_reference = any(tables.reference_for(references, s) for s in points)
@@ -79,7 +81,8 @@ def _table(points: list[dict], references: dict, wide: bool) -> tables.Table:
             if stats and isinstance(share, (int, float)) and share > 0:
                 cell += f" ({stats['median'] / share:.0%})"
             row.append(cell)
-        row += [f"{lead['cv']:.1%}" if lead and lead["n"] > 1 else "", str(lead["n"]) if lead else f"{s['ok']}/{s['total']}"]
+        row.append(f"{lead['cv']:.1%}" if lead and lead["n"] > 1 else "")  # one value has no spread
+        row.append(str(lead["n"]) if lead else f"{s['ok']}/{s['total']}")
         if wide:
             if headline.columns:
                 show = headline.columns[0].show
@@ -93,6 +96,10 @@ def _table(points: list[dict], references: dict, wide: bool) -> tables.Table:
     return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points])
 
 
+def _x_key(x) -> tuple:
+    return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
+
+
 def _scenario_note(scenario: str, title: str) -> str:
     """The scenario's name, when the title does not already start with it."""
     return "" if title.startswith(scenario) else f" [{scenario}]"
@@ -103,9 +110,9 @@ def legend(summary: list[dict]) -> str:
     shown = {status_text(s) for s in summary}
     parts = []
     if "ok*" in shown:
-        parts.append("ok* = measured and verified, with a warning (below)")
+        parts.append("ok* = ok, with a warning (below)")
     if "n/a" in shown:
-        parts.append("n/a = the target does not implement this point")
+        parts.append("n/a = the target does not implement this point or cannot hold it (the notes say why)")
     failed = sorted(shown - {"ok", "ok*", "n/a"})
     if failed:
         parts.append(f"{', '.join(failed)} = no repetition succeeded (below)")
@@ -160,8 +167,8 @@ def _serious_line(key: tuple, found: list[tuple[dict, str]]) -> str:
     s, text = _worst(kind, found)
     where = point_text(s)
     if len(found) > 1:
-        points = [point_text(p) for p, _ in found]
-        where = f"{len(found)} points ({', '.join(dict.fromkeys(points))})" if points[0] else f"{len(found)} points"
+        xs = [str(p["x"]) for p, _ in found]
+        where = f"{s['sweep']}={', '.join(dict.fromkeys(xs))}" if s.get("sweep") else f"{len(found)} points"
         text += f" (the worst, at {point_text(s)})" if len({t for _, t in found}) > 1 and point_text(s) else ""
     return f"{_SERIOUS[kind]}: {label} {scenario}{' at ' + where if where else ''}: {text}"
 

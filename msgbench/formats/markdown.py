@@ -30,7 +30,7 @@ def render(doc: dict, *, embed: bool = True) -> str:
         parts.append(f"- machine: {md_text(machine_text(meta))}")
         for name, version in sorted((meta.get("runtimes") or {}).items()):
             parts.append(f"- {md_text(name)}: {md_text(version)}")
-        parts.append(f"- msgbench revision: {md_text(meta.get('git_revision'))}")
+        parts.append(f"- msgbench revision: {md_text(meta.get('git_revision') or 'unknown')}")
         for note in run["notes"]:
             parts.append(f"- note: {md_text(note)}")
         headers, rows = tables.summary_rows(run["summary"])
