@@ -39,9 +39,10 @@ def point_text(s: dict) -> str:
     return f"{s['sweep']}={s['x']}" if s.get("sweep") else ""
 
 
-def summary_tables(summary: list[dict], wide: bool = False) -> list[tables.Table]:
+def summary_tables(summary: list[dict], wide: bool = False, scenarios: bool = False) -> list[tables.Table]:
     """One table per headline (socket echo's round trip, flow's MB/s, ...), in the
-    workloads' order; wide adds each point's spread and parameters."""
+    workloads' order; wide adds each point's spread and parameters; scenarios keeps the
+    scenario column even where a table holds one (Markdown, whose rows get pasted apart)."""
     references = tables.reference_medians(summary)
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for s in summary:
@@ -49,16 +50,16 @@ def summary_tables(summary: list[dict], wide: bool = False) -> list[tables.Table
     ordered = workloads.order({w for w, _ in groups})
     out = []
     for key in sorted(groups, key=lambda k: ordered.index(k[0])):
-        out.append(_table(groups[key], references, wide))
+        out.append(_table(groups[key], references, wide, scenarios))
     return out
 
 
-def _table(points: list[dict], references: dict, wide: bool) -> tables.Table:
+def _table(points: list[dict], references: dict, wide: bool, always_scenario: bool) -> tables.Table:
     headline = headline_of(points[0])
     scenarios = list(dict.fromkeys(s["scenario"] for s in points))
     # By scenario, then x: a point stored out of order (a suite's n/a rows come first) sits in its place.
     points = sorted(points, key=lambda s: (scenarios.index(s["scenario"]), _x_key(s.get("x"))))
-    with_scenario = len(scenarios) > 1
+    with_scenario = len(scenarios) > 1 or always_scenario
     with_point = any(point_text(s) for s in points)
     with_reference = any(tables.reference_for(references, s) for s in points)
     first = headline.columns[0].metric if headline.columns else None
@@ -92,7 +93,7 @@ def _table(points: list[dict], references: dict, wide: bool) -> tables.Table:
             reference = tables.reference_for(references, s)
             row.append(f"{lead['median'] / reference:.2f}x" if reference and lead else "")
         rows.append(row)
-    title = headline.title + ("" if with_scenario else _scenario_note(scenarios[0], headline.title))
+    title = headline.title + ("" if len(scenarios) > 1 else _scenario_note(scenarios[0], headline.title))
     return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points])
 
 

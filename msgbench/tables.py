@@ -17,7 +17,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from msgbench import spec, terminal, units
-from msgbench.points import canonical, target_label
+from msgbench.points import canonical
 
 human = units.number  # a number people can read at a glance: 12.3M, 456k, 7.89, 0.0123
 
@@ -117,31 +117,3 @@ def reference_medians(summary: list[dict]) -> dict[tuple, float]:
 def reference_for(references: dict[tuple, float], s: dict) -> float | None:
     point = (s["scenario"], canonical(s["params"]))
     return references.get((*point, s["target"]), references.get((*point, None)))
-
-
-def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """One row per point: the workload's primary metric with its spread (and vs the reference)."""
-    headers = ["scenario", "x", "target/variant", "status", "metric", "median", "min", "max", "cv", "n"]
-    references = reference_medians(summary)
-    if references:
-        headers.append("x reference")
-    rows = []
-    for s in summary:
-        metric = spec.workload(s["workload"]).primary_metric if s["workload"] in spec.workloads() else ""
-        stats = s["metrics"].get(metric)
-        reference = reference_for(references, s)
-        x = f"{s['sweep']}={s['x']}" if s.get("sweep") else ""
-        status = s["status"] if s["status"] != "ok" else ("ok" if not s["warnings"] else "ok*")
-        shown = "n/a" if s["status"] == "unsupported" else ("FAILED" if s["status"] != "ok" else "")
-        if stats:
-            rows.append([s["scenario"], x, target_label(s), status, metric,
-                         human(stats["median"]), human(stats["min"]), human(stats["max"]),
-                         f"{stats['cv']:.1%}", f"{stats['n']}"])
-            if references:
-                rows[-1].append(f"{stats['median'] / reference:.2f}x" if reference else "")
-        else:
-            rows.append([s["scenario"], x, target_label(s), status, metric,
-                         shown or "-", "", "", "", f"{s['ok']}/{s['total']}"])
-            if references:
-                rows[-1].append("")
-    return headers, rows

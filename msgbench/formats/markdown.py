@@ -12,8 +12,8 @@ can end the comment.
 
 import re
 
-from msgbench import jsonio, tables
-from msgbench.points import machine_text, target_label
+from msgbench import jsonio, screen, tables
+from msgbench.points import machine_text
 from msgbench.tables import md_code, md_text
 
 EMBED_MARK = "msgbench-results-document"
@@ -33,11 +33,14 @@ def render(doc: dict, *, embed: bool = True) -> str:
         parts.append(f"- msgbench revision: {md_text(meta.get('git_revision') or 'unknown')}")
         for note in run["notes"]:
             parts.append(f"- note: {md_text(note)}")
-        headers, rows = tables.summary_rows(run["summary"])
-        parts.append("\n" + tables.render(headers, rows, markdown=True) + "\n")
-        warnings = [md_text(f"- {target_label(s)} {s['scenario']}"
-                            f"{' ' + s['sweep'] + '=' + str(s['x']) if s['sweep'] else ''}: {w}")
-                    for s in run["summary"] for w in s["warnings"]]
+        # As the terminal shows it: a table per headline (socket echo's round trip, ...).
+        for table in screen.summary_tables(run["summary"], scenarios=True):
+            parts.append(f"\n### {md_text(table.title)}\n\n" + tables.render(table.headers, table.rows, markdown=True))
+        legend = screen.legend(run["summary"])
+        if legend:
+            parts.append("\n" + md_text(legend))
+        parts.append("")
+        warnings = [f"- {md_text(line)}" for line in screen.all_warnings(run)]  # most serious first
         if warnings:
             parts.append("## Warnings\n\n" + "\n".join(warnings) + "\n")
     if embed:
