@@ -7,7 +7,7 @@ Markdown, the HTML report and the results page); docs/results-format.md describe
 import statistics
 from collections import defaultdict
 
-from msgbench import expr, spec, stats
+from msgbench import expr, spec, stats, units
 from msgbench.points import point_key
 
 FORMAT_NAME = "msgbench-results"
@@ -131,7 +131,8 @@ def _threshold_warnings(wl: spec.Workload, computed: dict, params: dict) -> list
             defaults = {n: d["default"] for n, d in wl.params.items() if "default" in d}
             floor = expr.evaluate(below, defaults | params)
             if computed[name].median < floor:
-                found.append((kind, f"{name}: median {computed[name].median:.3g}, under {below} = {floor:.3g} "
+                found.append((kind, f"{name}: median {units.number(computed[name].median)}, under {below} = "
+                                    f"{units.number(floor)} "
                                     f"({definition.get('warning', 'below ' + below)})"))
     return found
 

@@ -124,10 +124,11 @@ def _flags(s: dict) -> list[tuple[str, str]]:
     """(kind, text) of a point: its warnings, and its error when nothing succeeded."""
     found = list(zip(s.get("warning_kinds") or [], s["warnings"], strict=False))
     found += [("noise:cv", w) for w in s["warnings"][len(found):]]  # kinds absent: an older summary
+    if s["status"] != "ok":  # its status says it, rather than "n of n repetitions did not succeed" besides
+        found = [f for f in found if f[0] != results.FAILED]
     if s["status"] not in ("ok", "unsupported"):
-        # Its error says it once, rather than "n of n repetitions did not succeed" besides.
         error = str(s.get("error") or "no repetition succeeded").splitlines()[0]
-        found = [(results.FAILED, f"{s['status']}: {error}")] + [f for f in found if f[0] != results.FAILED]
+        found.insert(0, (results.FAILED, f"{s['status']}: {error}"))
     return found
 
 
@@ -170,7 +171,8 @@ def _serious_line(key: tuple, found: list[tuple[dict, str]]) -> str:
     if len(found) > 1:
         xs = [str(p["x"]) for p, _ in found]
         where = f"{s['sweep']}={', '.join(dict.fromkeys(xs))}" if s.get("sweep") else f"{len(found)} points"
-        text += f" (the worst, at {point_text(s)})" if len({t for _, t in found}) > 1 and point_text(s) else ""
+        if len({t for _, t in found}) > 1 and point_text(s):
+            text += f" ({'the first' if kind == results.FAILED else 'the worst'}, at {point_text(s)})"
     return f"{_SERIOUS[kind]}: {label} {scenario}{' at ' + where if where else ''}: {text}"
 
 

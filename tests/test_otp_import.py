@@ -64,7 +64,7 @@ def test_the_page_keeps_a_second_run_of_a_label_as_its_own_series():
     source = shape.parse_text(FIRST + SECOND, "pasted")
     send = source["graphs"][0]
     assert len(source["graphs"]) == 2  # send and receive, each with both runs
-    assert [s["label"] for s in send["series"]] == ["25", "Ver: 2 25"]
+    assert [s["label"] for s in send["series"]] == ["25", "25 (run 2)"]
 
 
 def test_import_and_the_page_read_the_same_formats():

@@ -237,7 +237,7 @@ def runs_of(graphs: list[dict]) -> list[list[int]]:
     """For each graph, the run each of its rows belongs to (1, 2, ...): the k-th row
     with a label in graphs of one title is that label's k-th run. Runs pasted one after
     another repeat every graph with the same labels; they stay apart, as the OTP page
-    keeps them apart (it relabels them "Ver: 2 <label>")."""
+    keeps them apart."""
     seen: dict[tuple[str, str], int] = {}
     found = []
     for graph in graphs:
@@ -251,8 +251,9 @@ def runs_of(graphs: list[dict]) -> list[list[int]]:
 
 
 def run_label(label: str, run: int) -> str:
-    """A row's label as the OTP page shows a later run of the same label."""
-    return label if run == 1 else f"Ver: {run} {label}"
+    """A row's label for a later run of the same label in one paste: `25 (run 2)`. (The
+    results page marks a later paste's rows `Ver: 2 ...` itself; this stays clear of it.)"""
+    return label if run == 1 else f"{label} (run {run})"
 
 
 def _marker(line: str) -> str | None:
