@@ -61,9 +61,12 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
     points = sorted(points, key=lambda s: (scenarios.index(s["scenario"]), _x_key(s.get("x"))))
     with_scenario = len(scenarios) > 1 or always_scenario
     with_point = any(point_text(s) for s in points)
+    # One swept parameter in the whole table: its name heads the column, its values fill it.
+    sweeps = {s.get("sweep") for s in points if s.get("sweep")}
+    sweep = sweeps.pop() if len(sweeps) == 1 and all(s.get("sweep") for s in points) else None
     with_reference = any(tables.reference_for(references, s) for s in points)
     first = headline.columns[0].metric if headline.columns else None
-    headers = (["scenario"] if with_scenario else []) + (["point"] if with_point else [])
+    headers = (["scenario"] if with_scenario else []) + ([sweep or "point"] if with_point else [])
     headers += ["target/variant", "status", *(c.header for c in headline.columns), "cv", "n"]
     if wide:
         headers += [f"min {headline.columns[0].header}", f"max {headline.columns[0].header}", "parameters"] \
@@ -72,7 +75,8 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
         headers.append("x reference")
     rows = []
     for s in points:
-        row = ([s["scenario"]] if with_scenario else []) + ([point_text(s)] if with_point else [])
+        point = str(s["x"]) if sweep else point_text(s)
+        row = ([s["scenario"]] if with_scenario else []) + ([point] if with_point else [])
         row += [target_label(s), status_text(s)]
         lead = s["metrics"].get(first) if s["status"] == "ok" else None
         for column in headline.columns:
@@ -94,7 +98,8 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
             row.append(f"{lead['median'] / reference:.2f}x" if reference and lead else "")
         rows.append(row)
     title = headline.title + ("" if len(scenarios) > 1 else _scenario_note(scenarios[0], headline.title))
-    return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points])
+    return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points],
+                        wrap={"scenario", "parameters"})
 
 
 def _x_key(x) -> tuple:

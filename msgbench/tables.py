@@ -42,11 +42,15 @@ def md_code(text: str) -> str:
 @dataclass
 class Table:
     """A table for the terminal: a title, headers, rows of text, and how each row reads
-    (a style name per row: "", "warn", "bad" or "dim"; colour only on a terminal)."""
+    (a style name per row: "", "warn", "bad" or "dim"; colour only on a terminal).
+    wrap: the columns that may wrap on a narrow terminal (by words: a scenario's name);
+    the others (a point, a label, a figure) stay whole, or are cut with an ellipsis
+    when even that is not enough. None: every column may wrap."""
     headers: list[str]
     rows: list[list[str]]
     title: str = ""
     styles: list[str] = field(default_factory=list)
+    wrap: set[str] | None = None
 
 
 _STYLES = {"warn": "yellow", "bad": "bold red", "dim": "dim"}
@@ -55,9 +59,15 @@ _STYLES = {"warn": "yellow", "bad": "bold red", "dim": "dim"}
 def rich_table(table: Table) -> RichTable:
     """The table as rich draws it: columns shrink and wrap to fit the terminal's width.
     (The title is a line of its own: as rich's title it would wrap at the table's width.)"""
-    drawn = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
-    for header in table.headers:
-        drawn.add_column(header, overflow="fold")
+    drawn = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
+                      header_style="bold")
+    for index, header in enumerate(table.headers):
+        if table.wrap is None or header in table.wrap:
+            # Never narrower than its longest word: a column may wrap, not vanish.
+            words = [w for cell in [header, *(row[index] for row in table.rows)] for w in str(cell).split()]
+            drawn.add_column(header, overflow="fold", min_width=max(map(len, words), default=1))
+        else:
+            drawn.add_column(header, no_wrap=True, overflow="ellipsis")
     for index, row in enumerate(table.rows):
         style = table.styles[index] if index < len(table.styles) else ""
         drawn.add_row(*(Text(terminal.safe(str(c))) for c in row), style=_STYLES.get(style))

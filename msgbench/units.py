@@ -1,8 +1,8 @@
-"""Values with their units, as people read them in a table: 41.2 µs, 312 MB/s, 1.23M msg/s.
+"""Values with their units, as people read them in a table: 41.2 µs, 880 ms, 1.23M.
 
 A metric's unit is in its name (docs/architecture.md): _us, _ms, _bytes, _per_s. A
-headline column (workloads/plugin.py) may say more, e.g. that bytes per second read
-best as MB/s.
+headline column (workloads/plugin.py) puts a fixed unit in its header (`msg/s`,
+`bandwidth MB/s`) and a time's unit, which varies from row to row, in each cell.
 """
 
 import math
@@ -31,15 +31,10 @@ def duration_us(value: float) -> str:
     return f"{value * 1e3:.3g} ns"
 
 
-def megabytes_per_s(value: float) -> str:
-    """Bytes per second as MB/s (10^6 bytes, as network figures are given): 41.2 MB/s, 1,140 MB/s."""
+def megabytes(value: float) -> str:
+    """Bytes as MB (10^6 bytes, as network figures are given): 41.2, 1,140."""
     megabytes = value / 1e6
-    return f"{megabytes:,.0f} MB/s" if abs(megabytes) >= 1000 else f"{megabytes:.3g} MB/s"
-
-
-def rate(unit: str):
-    """A formatter for so many `unit` per second: rate("msg")(1.23e6) == "1.23M msg/s"."""
-    return lambda value: f"{number(value)} {unit}/s"
+    return f"{megabytes:,.0f}" if abs(megabytes) >= 1000 else f"{megabytes:.3g}"
 
 
 def of_metric(name: str, value: float) -> str:
@@ -49,7 +44,7 @@ def of_metric(name: str, value: float) -> str:
     if name.endswith("_ms"):
         return duration_us(value * 1e3)
     if name.endswith("_bytes_per_s"):
-        return megabytes_per_s(value)
+        return f"{megabytes(value)} MB/s"
     if name.endswith("_bytes"):
         return f"{number(value)}B"
     if name.endswith("_per_s"):

@@ -108,9 +108,9 @@ def seed_text(run: dict) -> str:
     return otp.render({"runs": [run]})
 
 
-HEADLINE = Headline("fanin: signals per second, received and sent (the OTP page's two graphs), higher is better", (
-    Column("receive_throughput_per_s", "received", units.rate("signal")),
-    Column("send_throughput_per_s", "sent", units.rate("signal")),
+HEADLINE = Headline("fanin: signals per second, received and sent, higher is better", (
+    Column("receive_throughput_per_s", "received/s", units.number),
+    Column("send_throughput_per_s", "sent/s", units.number),
 ))
 
 PLUGIN = Plugin(

@@ -35,15 +35,15 @@ def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
 
 
 CLOSED_LOOP = Headline("pubsub: message and payload rate at the receivers, higher is better", (
-    Column(MESSAGES, "msg rate", units.rate("msg")),
-    Column(PAYLOAD_RATE, "payload", lambda v: f"{units.number(v)}bit/s"),
+    Column(MESSAGES, "msg/s", units.number),
+    Column(PAYLOAD_RATE, "payload bit/s", units.number),
     Column("loss_ratio", "lost", lambda v: f"{v:.1%}"),
 ))
-OPEN_LOOP = Headline("pubsub open loop: achieved rate (of the requested one) and latency from the intended send "
-                     "time, lower latency is better", (
-    Column(MESSAGES, "achieved", units.rate("msg"), share_of="rate"),
-    Column("latency_p50_us", "p50 latency", units.duration_us),
-    Column("latency_p99_us", "p99 latency", units.duration_us),
+OPEN_LOOP = Headline("pubsub open loop: achieved rate (share of the requested one) and p50/p99 latency from the "
+                     "intended send time, lower latency is better", (
+    Column(MESSAGES, "achieved msg/s", units.number, share_of="rate"),
+    Column("latency_p50_us", "p50", units.duration_us),
+    Column("latency_p99_us", "p99", units.duration_us),
     Column("loss_ratio", "lost", lambda v: f"{v:.1%}"),
 ))
 

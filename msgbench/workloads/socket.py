@@ -57,7 +57,7 @@ def _without_lists_elsewhere(data: model.WorkloadData, entries: list[model.Entry
 ECHO = Headline("socket echo: round trip per message, lower is better",
                 (Column("round_trip_us", "round trip", units.duration_us),))
 FLOW = Headline("socket flow: bandwidth at the receiver, higher is better",
-                (Column("bandwidth_bytes_per_s", "bandwidth", units.megabytes_per_s),))
+                (Column("bandwidth_bytes_per_s", "bandwidth MB/s", units.megabytes),))
 
 
 def headline(params: dict) -> Headline:
