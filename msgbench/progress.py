@@ -54,9 +54,11 @@ class Progress:
     def worker_progress(self, done: float, total: float) -> None:
         self._show(f" {done:g}/{total:g}")
 
-    def note(self, text: str) -> None:
-        """A line about what the run is doing besides measuring (starting a broker)."""
-        if self.quiet:
+    def note(self, text: str, log: bool = True) -> None:
+        """A line about what the run is doing besides measuring (starting a broker);
+        log=False: on a terminal only, where a pause of a few seconds looks like a hang,
+        not in a log, where the line would be noise (a version query)."""
+        if self.quiet or (not log and not self.live):
             return
         if self._bar:
             self._bar.console.print(terminal.safe(text))

@@ -227,7 +227,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
     # A second or more each on a loaded machine (a JVM, erl): said, not silent.
     progress.note(f"msgbench: asking {len(chosen)} runtime{'s' if len(chosen) != 1 else ''} for "
-                  f"{'their versions' if len(chosen) != 1 else 'its version'}")
+                  f"{'their versions' if len(chosen) != 1 else 'its version'}", log=False)
     runtimes = {label: targets.runtime_version(t) for label, t in chosen.items()}
     metadata = sysinfo.collect(runtimes)
     built = {label: t.build_of.describe() | {"version": runtimes[label], "folder": str(t.folder)}

@@ -110,13 +110,14 @@ def render(headers: list[str], rows: list[list[str]], markdown: bool = False) ->
     return text(Table(headers, rows))
 
 
-def reference_medians(summary: list[dict]) -> dict[tuple, float]:
-    """The reference tools' median of the primary metric, per scenario, parameters and the
-    target it measures (None: every target, e.g. iperf3 for all runtimes' sockets)."""
+def reference_medians(summary: list[dict], metric_of=None) -> dict[tuple, float]:
+    """The reference tools' median of a metric (metric_of(summary); the primary one by
+    default), per scenario, parameters and the target it measures (None: every target,
+    e.g. iperf3 for all runtimes' sockets)."""
     found = {}
     for s in summary:
         if s.get("variant_label") == "reference" and s["status"] == "ok":
-            metric = spec.workload(s["workload"]).primary_metric
+            metric = metric_of(s) if metric_of else spec.workload(s["workload"]).primary_metric
             if metric in s["metrics"]:
                 point = (s["scenario"], canonical(s["params"]))
                 for measured in s.get("reference_for") or [None]:  # the variant's, in its summary
