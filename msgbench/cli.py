@@ -86,8 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"SQLite result store (default {default_store_path()}, or $MSGBENCH_STORE)")
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    def command(name, handler, help_text):
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    def command(name, handler, help_text, description=None):
+        p = sub.add_parser(name, help=help_text, description=description or help_text)
         p.set_defaults(handler=handler)
         return p
 
@@ -161,10 +161,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="json: everything; csv: one row per measurement; md: the table for people, "
                         "with the document in a comment; otp: the Erlang/OTP page's format (fanin)")
     p.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
-    p = command("import", cmd_import, "import runs into the store: what export wrote (JSON, CSV, Markdown, the "
-                                      "OTP page's format) or what the OTP suite printed (large_throughput_benchmark's "
-                                      "raw output, several runs pasted one after another); the same inputs as the "
-                                      "results page takes")
+    p = command("import", cmd_import, "import runs: what export wrote, or what the OTP suite printed",
+                "import runs into the store: what export wrote (JSON, CSV, Markdown, the OTP page's format) or "
+                "what the OTP suite printed (large_throughput_benchmark's raw output, several runs pasted one "
+                "after another, each kept as a run of its own); the same inputs as the results page takes")
     p.add_argument("file", type=Path, help="the file to read")
     p = command("delete", cmd_delete, "remove runs from the store, with their measurements and logs")
     p.add_argument("runs", nargs="+", help="run ids (or a unique prefix, or 'latest')")
