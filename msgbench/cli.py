@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgbench.limits as machine_limits
 from msgbench import (
+    __version__,
     builds,
     compare,
     doctor,
@@ -18,6 +19,7 @@ from msgbench import (
     placement,
     procs,
     results,
+    screen,
     spec,
     suites,
     tables,
@@ -28,7 +30,7 @@ from msgbench import (
 )
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
-from msgbench.points import target_label
+from msgbench.points import machine_name, machine_text
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
 from msgbench.store import Store, StoreError
 
@@ -81,12 +83,14 @@ def _main(argv: list[str] | None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="msgbench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"msgbench {__version__}",
+                        help="print msgbench's version and exit")
     parser.add_argument("--store", type=Path, default=None,
                         help=f"SQLite result store (default {default_store_path()}, or $MSGBENCH_STORE)")
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    def command(name, handler, help_text):
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    def command(name, handler, help_text, description=None):
+        p = sub.add_parser(name, help=help_text, description=description or help_text)
         p.set_defaults(handler=handler)
         return p
 
@@ -118,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=VIEWS, default="table",
                    help="what to print when the run ends: the table, the seed documents' own text, "
                         "or a file format (as export writes it)")
+    p.add_argument("--wide", action="store_true",
+                   help="the table with every column: each point's min, max and parameters, however wide")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
     p.add_argument("--build", action="append", default=[], metavar="TARGET:LABEL[=FOLDER]",
                    help="measure this build of a target's runtime (FOLDER first on PATH), interleaved with "
@@ -152,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("history", cmd_history, "the runs in the store, newest first; with --trend, a metric over "
                                         "the runs in time order, step changes marked")
-    p.add_argument("--limit", type=int, default=20, help="runs to list (default 20)")
+    p.add_argument("--limit", type=_count, default=20, help="runs to list (default 20)")
     p.add_argument("--trend", metavar="WORKLOAD", help="a workload's metric over the stored runs, per point")
     p.add_argument("--target", help="with --trend: only this target")
     p.add_argument("--metric", help="with --trend: the metric (default: the workload's primary metric)")
@@ -160,6 +166,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="run id, unique prefix, or 'latest'")
     p.add_argument("--format", choices=VIEWS, default="table",
                    help="the table, the seed documents' own text, or a file format (as export writes it)")
+    p.add_argument("--wide", action="store_true",
+                   help="the table with every column: each point's min, max and parameters, however wide")
+    p.add_argument("--warnings", action="store_true",
+                   help="list every warning of the run, one per line, most serious first (the table's summary "
+                        "groups them)")
     p = command("logs", cmd_logs, "the logs of the services (brokers) a run started")
     p.add_argument("run", help="run id, unique prefix, or 'latest'")
     p.add_argument("name", nargs="?", help="one service's log, e.g. nats or nats#2 (default: list them)")
@@ -169,9 +180,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="json: everything; csv: one row per measurement; md: the table for people, "
                         "with the document in a comment; otp: the Erlang/OTP page's format (fanin)")
     p.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
-    p = command("import", cmd_import, "import runs that export wrote (any of its formats), here or on "
-                                      "another machine")
-    p.add_argument("file", type=Path)
+    p = command("import", cmd_import, "import runs: what export wrote, or what the OTP suite printed",
+                "import runs into the store: what export wrote (JSON, CSV, Markdown, the OTP page's format) or "
+                "what the OTP suite printed (large_throughput_benchmark's raw output, several runs pasted one "
+                "after another, each kept as a run of its own); the same inputs as the results page takes")
+    p.add_argument("file", type=Path, help="the file to read")
     p = command("delete", cmd_delete, "remove runs from the store, with their measurements and logs")
     p.add_argument("runs", nargs="+", help="run ids (or a unique prefix, or 'latest')")
     p = command("compare", cmd_compare, "compare two runs or builds point by point, with a significance test; "
@@ -342,10 +355,11 @@ def cmd_run(args) -> int:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
         for t in {j.target.label: j.target for j in plan.jobs}.values():
+            # A line per build: a compiler can take a while, and nothing is silent for long.
+            print(f"msgbench: building {t.label}" + (f" in {t.folder}" if t.build_of else ""), file=sys.stderr)
             if not t.build_of:
                 targets.build(t)
                 continue
-            print(f"msgbench: building {t.label} in {t.folder}", file=sys.stderr)
             try:
                 targets.build(t)
             except targets.TargetError as exc:  # one build that fails leaves the others to run
@@ -356,7 +370,7 @@ def cmd_run(args) -> int:
     store = _store(args)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
-    _print_run(doc, args.format)
+    _print_run(doc, args.format, args.wide)
     print(f"\nrun {run_id} ({status}) stored in {store.path}", file=sys.stderr)
     if status == "interrupted":
         print("msgbench: interrupted; what was measured before is kept", file=sys.stderr)
@@ -400,10 +414,10 @@ def _with_reference_targets(names: list[str] | None, scenarios) -> list[str]:
     return chosen
 
 
-def _print_run(doc: dict, fmt: str) -> None:
+def _print_run(doc: dict, fmt: str, wide: bool = False) -> None:
     run = doc["runs"][0]
     if fmt == "table":
-        _print_table(run)
+        _print_table(run, wide)
     elif fmt == "seed":
         _print_seed_form(run)
     elif fmt == "md":  # on the terminal, without the document for import at its end
@@ -423,19 +437,26 @@ def _print_seed_form(run: dict) -> None:
         elif text:
             print(text)
     if others:
-        headers, rows = tables.summary_rows(others)
-        print(tables.render(headers, rows))
+        names = workloads.order({s["workload"] for s in others})
+        print(f"({', '.join(names)}: no seed text format{'s' if len(names) > 1 else ''}; the table instead)",
+              file=sys.stderr)
+        for table in screen.summary_tables(others):
+            tables.write(table)
 
 
-def _print_table(run: dict) -> None:
+def _print_table(run: dict, wide: bool = False) -> None:
     for note in run["notes"]:
         print(f"note: {note}")
-    headers, rows = tables.summary_rows(run["summary"])
-    print(tables.render(headers, rows))
-    for s in run["summary"]:
-        where = f" {s['sweep']}={s['x']}" if s["sweep"] else ""
-        for warning in s["warnings"]:
-            print(f"warning: {target_label(s)} {s['scenario']}{where}: {warning}")
+    for index, table in enumerate(screen.summary_tables(run["summary"], wide)):
+        if index:
+            print()
+        tables.write(table)
+    legend = screen.legend(run["summary"])
+    if legend:
+        print(f"\n{legend}")
+    summary = screen.warning_summary(run)
+    if summary:
+        print("\n" + "\n".join(summary))
 
 
 def _measure_limits(seconds: float, build: bool, out=None) -> dict:
@@ -466,11 +487,11 @@ def cmd_history(args) -> int:
     if args.target or args.metric:
         raise UsageError("--target and --metric go with --trend WORKLOAD")
     rows = [[r["id"], r["created_at"], r["status"], r["suite"] or "", str(r["measured"]),
-             r["command"][:70]] for r in store.runs(args.limit)]
+             machine_name(r["metadata"] or {}), r["command"][:70]] for r in store.runs(args.limit)]
     if not rows:
         print(f"no runs in {store.path} yet: try `msgbench run --suite quick`")
         return EXIT_OK
-    print(tables.render(["run", "started", "status", "suite", "measured", "command"], rows))
+    tables.write(tables.Table(["run", "started", "status", "suite", "measured", "machine", "command"], rows))
     return EXIT_OK
 
 
@@ -496,18 +517,27 @@ def cmd_show(args) -> int:
     store = _store(args)
     doc = results.run_document(store, [store.resolve(args.run)])
     run = doc["runs"][0]
+    if args.warnings:
+        lines = screen.all_warnings(run)
+        print("\n".join(lines) if lines else f"run {run['id']} has no warnings")
+        return EXIT_OK
+    if args.format not in ("table", "seed"):  # a document: nothing before it
+        _print_run(doc, args.format)
+        return EXIT_OK
     meta = run["metadata"]
     print(f"run {run['id']} ({run['status']}) started {run['created_at']}")
     print(f"command: {run['command']}")
-    print(f"machine: {meta.get('cpu_model')}, {meta.get('cores')} cores, {meta.get('kernel')}")
-    for name, version in sorted(meta.get("runtimes", {}).items()):
+    if run.get("imported_from"):
+        print(f"imported from: {run['imported_from']}")
+    print(f"machine: {machine_text(meta)}")
+    for name, version in sorted((meta.get("runtimes") or {}).items()):
         print(f"{name}: {version}")
     for alias, line in hosts.describe(meta.get("hosts")):
         print(f"host {alias}: {line}")
     if run["logs"]:
         print(f"service logs: {', '.join(run['logs'])} (msgbench logs {run['id']} NAME)")
     print()
-    _print_run(doc, args.format)
+    _print_run(doc, args.format, args.wide)
     return EXIT_OK
 
 
@@ -644,6 +674,17 @@ def cmd_check(args) -> int:
         return EXIT_FAILED
     print(f"\ncheck passed: no point significantly worse by more than {args.max_slowdown:.1%} ({len(rows)} points)")
     return EXIT_OK
+
+
+def _count(text: str) -> int:
+    """--limit: a whole number from 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: give a whole number from 1, e.g. 20")
+    return value
 
 
 def _percent(text: str) -> float:

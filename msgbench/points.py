@@ -49,3 +49,27 @@ def describe(params: dict, first: str | None = None) -> str:
 
 def _is_share(value: object) -> bool:
     return isinstance(value, dict) and {"percent", "kind", "size"} <= value.keys()
+
+
+UNKNOWN_MACHINE = "unknown machine (imported without its metadata)"
+
+
+def machine_text(meta: dict) -> str:
+    """The machine a run was measured on, in words: `Intel Xeon ..., 2 cores, 7.8 GiB,
+    Linux 6.1`. What the run does not record is left out, and a run that records none
+    of it (one imported from the OTP page's format) says so rather than `None`."""
+    parts = []
+    if meta.get("cpu_model"):
+        parts.append(str(meta["cpu_model"]))
+    if isinstance(meta.get("cores"), int):
+        parts.append(f"{meta['cores']} cores")
+    if isinstance(meta.get("memory_bytes"), (int, float)) and meta["memory_bytes"] > 0:
+        parts.append(f"{meta['memory_bytes'] / 2**30:.1f} GiB")
+    if meta.get("kernel"):
+        parts.append(str(meta["kernel"]))
+    return ", ".join(parts) or UNKNOWN_MACHINE
+
+
+def machine_name(meta: dict) -> str:
+    """The machine's host name for a list of runs, or `unknown` when the run does not say."""
+    return str(meta.get("host") or "unknown")

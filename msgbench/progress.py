@@ -1,9 +1,30 @@
-"""Progress on stderr: a live line on a terminal, one line per measurement otherwise."""
+"""Progress on stderr: a live bar on a terminal, one line per measurement otherwise.
+
+On a terminal, rich draws a bar with the measurement under way, the time elapsed and
+an estimate of the time left; a measurement that did not succeed is printed above the
+bar and stays, the others only move the bar. Anywhere else (CI logs, a pipe) each
+measurement is one line, and once the run has lasted a few seconds each line also says
+the time elapsed and left, so a long run in a log is never silent and never a mystery.
+"""
 
 import sys
 import time
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress as Bar
+
 from msgbench import terminal
+
+# Below this a run is over before an estimate could help; its lines stay short.
+ETA_AFTER_S = 5.0
+
+
+def clock(seconds: float) -> str:
+    """0:42, 12:05, 1:02:03."""
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 class Progress:
@@ -12,46 +33,80 @@ class Progress:
         # Its own cursor codes go around the control-sequence filter; the labels and
         # errors in them through it.
         self.stream = terminal.raw(stream or sys.stderr)
-        self.live = self.stream.isatty()
+        self.live = self.stream.isatty() and not quiet
         self.quiet = quiet
         self.label = ""
         self.began = self.started = time.monotonic()
+        self.measuring_s = 0.0  # the time the measurements done so far took, for the estimate
+        self._bar = self._task = None  # drawn from the first measurement on, until close()
 
     def start(self, label: str) -> None:
         self.label, self.started = label, time.monotonic()
-        self._draw("")
+        if self.live and self._bar is None:
+            self._bar = Bar(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                            console=Console(file=self.stream, highlight=False, markup=False, emoji=False),
+                            transient=True)
+            self._task = self._bar.add_task(label, total=self.total, completed=self.count)
+            self._bar.start()
+        self._show("")
 
     def worker_progress(self, done: float, total: float) -> None:
-        self._draw(f" {done:g}/{total:g}")
+        self._show(f" {done:g}/{total:g}")
+
+    def note(self, text: str, log: bool = True) -> None:
+        """A line about what the run is doing besides measuring (starting a broker);
+        log=False: on a terminal only, where a pause of a few seconds looks like a hang,
+        not in a log, where the line would be noise (a version query)."""
+        if self.quiet or (not log and not self.live):
+            return
+        if self._bar:
+            self._bar.console.print(terminal.safe(text))
+        else:
+            self.stream.write(terminal.safe(text) + "\n")
+            self.stream.flush()
 
     def done(self, status: str, error: str | None = None) -> None:
         self.count += 1
         took = time.monotonic() - self.started
+        self.measuring_s += took
         if self.quiet:
             return
         line = f"[{self.count}/{self.total}] {self.label}: {status} ({took:.1f} s)"
         if error and status != "ok":
             line += f" - {error[:300]}"
-        if self.live:
-            self.stream.write("\r\033[K")
-        self.stream.write(terminal.safe(line) + "\n")
+        if self._bar:
+            self._bar.update(self._task, completed=self.count, total=self.total)
+            if status not in ("ok", "unsupported"):
+                self._bar.console.print(terminal.safe(line))
+            return
+        self.stream.write(terminal.safe(line + self._times()) + "\n")
         self.stream.flush()
 
     def skip(self) -> None:
         self.count += 1
+        if self._bar:
+            self._bar.update(self._task, completed=self.count, total=self.total)
 
     def close(self) -> None:
-        if self.live and not self.quiet:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+        self.live = False  # a measurement after the end draws no bar again
+        if self._bar:
+            self._bar.stop()
+            self._bar = None
 
-    def _draw(self, detail: str) -> None:
-        if not self.live or self.quiet:
-            return
-        width = 24
-        filled = int(width * self.count / max(self.total, 1))
-        bar = "#" * filled + "." * (width - filled)
-        elapsed = time.monotonic() - self.started
-        label = terminal.safe(self.label)
-        self.stream.write(f"\r\033[K[{bar}] {self.count}/{self.total} {label}{detail} {elapsed:.0f}s")
-        self.stream.flush()
+    def left_s(self) -> float | None:
+        """The time the measurements still to come should take, at the pace so far."""
+        if not self.count:
+            return None
+        return self.measuring_s / self.count * max(self.total - self.count, 0)
+
+    def _times(self) -> str:
+        elapsed = time.monotonic() - self.began
+        left = self.left_s()
+        if elapsed < ETA_AFTER_S or left is None:
+            return ""
+        return f"; {clock(elapsed)} elapsed, about {clock(left)} left"
+
+    def _show(self, detail: str) -> None:
+        if self._bar:
+            self._bar.update(self._task, description=terminal.safe(self.label) + detail, total=self.total)

@@ -7,11 +7,19 @@ Markdown, the HTML report and the results page); docs/results-format.md describe
 import statistics
 from collections import defaultdict
 
-from msgbench import spec, stats
+from msgbench import expr, spec, stats, units
 from msgbench.points import point_key
 
 FORMAT_NAME = "msgbench-results"
 FORMAT_VERSION = 1
+
+# What each warning of a summary is about, in "warning_kinds" beside "warnings" (the
+# same length): the terminal groups them, most serious first. A spec metric's
+# "warn_kind" names the kind of its threshold warning.
+FAILED, LOSS, RATE = "failed", "loss", "rate"
+NOISE_KINDS = {"noise:cv": "too noisy (cv > 10%)", "noise:outliers": "outliers",
+               "noise:few": "too few repetitions", "noise:short": "timed section under 50 ms",
+               "noise:busy": "machine busy", "noise:precision": "precision not reached"}
 
 
 def summarize_run(measurements: list[dict], precision: float | None = None) -> list[dict]:
@@ -30,7 +38,7 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         "scenario": first["scenario"], "workload": first["workload"], "target": first["target"],
         "build": first.get("build") or "", "variant": first["variant"], "variant_label": first["variant_label"],
         "params": first["params"], "sweep": first["sweep"], "x": first["x"],
-        "ok": len(ok), "total": len(group), "metrics": {}, "warnings": [],
+        "ok": len(ok), "total": len(group), "metrics": {}, "warnings": [], "warning_kinds": [],
     }
     summary.update(first.get("extra") or {})
     if ok:
@@ -39,29 +47,38 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         statuses = [m["status"] for m in group]
         summary["status"] = max(set(statuses), key=statuses.count)
         summary["error"] = next((m["error"] for m in group if m.get("error")), None)
+    warn = _warner(summary)
     if len(ok) < len(group):
         bad = [m for m in group if m["status"] != "ok"]
-        summary["warnings"].append(
-            f"{len(bad)} of {len(group)} repetitions did not succeed ({bad[0]['status']}: {bad[0]['error']})"
-        )
+        warn(FAILED, f"{len(bad)} of {len(group)} repetitions did not succeed ({bad[0]['status']}: {bad[0]['error']})")
     names = sorted({name for m in ok for name in m["metrics"]})
     computed = {name: stats.summarize([m["metrics"][name] for m in ok if name in m["metrics"]])
                 for name in names}
     summary["metrics"] = {name: s.as_dict() for name, s in computed.items()}
-    summary["warnings"] += _competition_warnings(ok)
+    for text in _competition_warnings(ok):
+        warn("noise:busy", text)
     wl = spec.workloads().get(first["workload"])
-    summary["warnings"] += _short_run_warnings(wl, ok)
+    for text in _short_run_warnings(wl, ok):
+        warn("noise:short", text)
     if wl and wl.primary_metric in computed:
-        summary["warnings"] += stats.warnings_for(wl.primary_metric, computed[wl.primary_metric])
+        for kind, text in stats.warnings_for(wl.primary_metric, computed[wl.primary_metric]):
+            warn(f"noise:{kind}", text)
         values = [m["metrics"][wl.primary_metric] for m in ok if wl.primary_metric in m["metrics"]]
         reached = stats.relative_precision(values)
         if precision is not None and reached > precision:
-            summary["warnings"].append(
-                f"{wl.primary_metric}: did not converge: ±{reached:.1%} after {len(values)} repetitions, "
-                f"asked ±{precision:.1%} (raise --max-repeat, or quiet the machine)")
+            warn("noise:precision", f"{wl.primary_metric}: did not converge: ±{reached:.1%} after {len(values)} "
+                                    f"repetitions, asked ±{precision:.1%} (raise --max-repeat, or quiet the machine)")
     if wl:
-        summary["warnings"] += _threshold_warnings(wl, computed)
+        for kind, text in _threshold_warnings(wl, computed, first["params"]):
+            warn(kind, text)
     return summary
+
+
+def _warner(summary: dict):
+    def warn(kind: str, text: str) -> None:
+        summary["warnings"].append(text)
+        summary["warning_kinds"].append(kind)
+    return warn
 
 
 # A timed section shorter than this is at the mercy of a scheduler tick, a page fault or
@@ -95,13 +112,28 @@ def _competition_warnings(ok: list[dict]) -> list[str]:
             f"{len(ok)} repetitions: those figures competed for the cores they time"]
 
 
-def _threshold_warnings(wl: spec.Workload, computed: dict) -> list[str]:
-    """A metric whose spec says "warn_above": e.g. pubsub's loss, said in every table."""
+def _threshold_warnings(wl: spec.Workload, computed: dict, params: dict) -> list[tuple[str, str]]:
+    """(kind, text) for a metric whose spec says "warn_above" (a number: any repetition
+    above it, e.g. pubsub's loss) or "warn_below" (an expression over the parameters,
+    against the median: e.g. an open loop that fell behind its requested rate)."""
     found = []
     for name, definition in wl.metrics.items():
+        if name not in computed:
+            continue
+        kind = definition.get("warn_kind", LOSS)
         limit = definition.get("warn_above")
-        if limit is not None and name in computed and computed[name].max > limit:
-            found.append(f"{name}: up to {computed[name].max:.3g} ({definition.get('warning', 'above ' + str(limit))})")
+        if limit is not None and computed[name].max > limit:
+            found.append((kind, f"{name}: up to {computed[name].max:.3g} "
+                                f"({definition.get('warning', 'above ' + str(limit))})"))
+        below = definition.get("warn_below")
+        if below is not None:
+            # A run stored before a parameter existed has the spec's default for it.
+            defaults = {n: d["default"] for n, d in wl.params.items() if "default" in d}
+            floor = expr.evaluate(below, defaults | params)
+            if computed[name].median < floor:
+                found.append((kind, f"{name}: median {units.number(computed[name].median)}, under {below} = "
+                                    f"{units.number(floor)} "
+                                    f"({definition.get('warning', 'below ' + below)})"))
     return found
 
 

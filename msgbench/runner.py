@@ -54,6 +54,9 @@ class Plan:
     jobs: list[Job]
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # Points a suite skipped because the target cannot hold them: stored as n/a rows, so
+    # that they show in the table rather than vanish. (scenario, x, params, target, variant, why)
+    skipped_points: list[tuple] = field(default_factory=list)
     precision: float | None = None  # --precision: add repetitions until the 95% CI is this narrow
     max_repeat: int = 30  # ... but never more repetitions than this per point
     remote: str | None = None  # user@host for placement=remote; None: a namespace here
@@ -123,6 +126,7 @@ def plan_run(
                         if strict_targets:  # a point the user asked for: refused before anything runs
                             raise
                         plan.skipped.append(str(exc))  # a suite runs the points that fit
+                        plan.skipped_points.append((scenario, x, params, target, variant, str(exc)))
         plan.notes += [n for n in scenario.notes if n not in plan.notes]
     if not plan.jobs:
         raise PlanError("nothing to run: " + ("; ".join(plan.skipped) or "no scenario matched"))
@@ -236,6 +240,10 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             progress: Progress | None = None) -> tuple[str, str]:
     """Run every job; return the run id and its final status."""
     chosen = {j.target.label: j.target for j in plan.jobs}
+    progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
+    # A second or more each on a loaded machine (a JVM, erl): said, not silent.
+    progress.note(f"msgbench: asking {len(chosen)} runtime{'s' if len(chosen) != 1 else ''} for "
+                  f"{'their versions' if len(chosen) != 1 else 'its version'}", log=False)
     runtimes = {label: targets.runtime_version(t) for label, t in chosen.items()}
     metadata = sysinfo.collect(runtimes)
     built = {label: t.build_of.describe() | {"version": runtimes[label], "folder": str(t.folder)}
@@ -250,14 +258,16 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     if plan.precision is not None:
         metadata["precision"] = {"target": plan.precision, "max_repeat": plan.max_repeat}
     run_id = store.start_run(command, suite, metadata, notes)
-    progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
+    for point in plan.skipped_points:
+        _store_skipped(store, run_id, *point)
     status = "complete"
     previous_handlers = interrupts.install()
     try:
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
                               inventory=plan.inventory, place=plan.place) as peers,
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
-                                note=lambda note: store.add_note(run_id, note), placed=peers.service_host) as brokers):
+                                note=lambda note: store.add_note(run_id, note), placed=peers.service_host,
+                                say=progress.note) as brokers):
             for note in peers.notes:
                 store.add_note(run_id, note)
             if peers.facts:  # each host's CPU, cores, kernel and runtimes, beside this machine's
@@ -404,6 +414,18 @@ def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
     if problems:
         outcome.status = "failed"
         outcome.error = "verification failed: " + "; ".join(problems)
+
+
+def _store_skipped(store, run_id, scenario, x, params, target, variant, why: str) -> None:
+    """A point the plan skipped, as one n/a measurement (status unsupported, the reason
+    its error)."""
+    store.add_measurement(run_id, {
+        "scenario": scenario.name, "workload": scenario.workload, "target": target.name,
+        "build": target.build_label, "variant": variant.name, "variant_label": variant.label,
+        "params": params, "sweep": scenario.sweep, "x": x, "repetition": 1, "warmup": False,
+        "status": "unsupported", "error": why, "metrics": {}, "verify": {}, "runtime_version": None,
+        "started_at": now_iso(), "worker": None, "stderr_tail": "", "extra": variant.settings(),
+    })
 
 
 def _store(store, run_id, job: Job, repetition, warmup, outcome: Outcome, started_at) -> None:

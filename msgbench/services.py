@@ -218,10 +218,11 @@ class Services:
     with their logs stored when the run ends on any path."""
 
     def __init__(self, keep_log: Callable[[str, str], None], note: Callable[[str], None],
-                 placed: Callable[[], tuple] | None = None):
+                 placed: Callable[[], tuple] | None = None, say: Callable[[str], None] = lambda text: None):
         self.keep_log = keep_log  # (name, text) -> stored with the run
         self.note = note
         self.placed = placed  # () -> (hosts.Host, hosts.Ssh) of the broker role, or None: here
+        self.say = say  # a line for the user while it happens: a broker can take seconds to start
         self.running: dict[str, Running] = {}
         self.starts: dict[str, int] = {}
 
@@ -231,6 +232,7 @@ class Services:
     def __exit__(self, *exc) -> None:
         with interrupts.deferred():  # a second Ctrl-C hurries the stop; it never skips one
             for name in list(self.running):
+                self.say(f"msgbench: stopping {name}")
                 self._stop(name)
 
     def env_for(self, names: tuple[str, ...]) -> dict:
@@ -268,6 +270,7 @@ class Services:
             self.note(f"service {name} had died (exit code {running.exit_code()}); restarted it")
             self._stop(name)
         service = catalogue.spec(name)
+        self.say(f"msgbench: starting {name}")
         for attempt in range(3):  # a free port can be taken between finding and binding it
             with interrupts.deferred():  # its temporary directory is never lost track of
                 host, ssh = (self.placed() if self.placed else None) or (None, None)

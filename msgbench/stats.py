@@ -77,14 +77,16 @@ def count_outliers(values: list[float]) -> int:
     return sum(1 for v in values if v < low or v > high)
 
 
-def warnings_for(metric: str, s: Summary) -> list[str]:
+def warnings_for(metric: str, s: Summary) -> list[tuple[str, str]]:
+    """(kind, text) for each way the repetitions of a metric are too noisy or too few:
+    kinds cv, outliers, few."""
     found = []
     if s.n > 1 and s.cv > NOISY_CV:
-        found.append(f"{metric}: coefficient of variation {s.cv:.0%} (> {NOISY_CV:.0%}): too noisy to trust")
+        found.append(("cv", f"{metric}: coefficient of variation {s.cv:.0%} (> {NOISY_CV:.0%}): too noisy to trust"))
     if s.outliers:
-        found.append(f"{metric}: {s.outliers} outlier(s) among {s.n} repetitions")
+        found.append(("outliers", f"{metric}: {s.outliers} outlier(s) among {s.n} repetitions"))
     if s.n < 3:
-        found.append(f"{metric}: only {s.n} repetition(s): no spread to judge")
+        found.append(("few", f"{metric}: only {s.n} repetition(s): no spread to judge"))
     return found
 
 

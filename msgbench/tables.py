@@ -1,21 +1,25 @@
-"""Plain-text tables for the terminal and Markdown."""
+"""Tables for the terminal (drawn by rich) and Markdown.
+
+On a terminal a table fits its width (rich shrinks and wraps the columns) and marks
+rows in colour; anywhere else (a pipe, a log, a test) it is plain text at its natural
+width, one line per row, so that grep and diff keep working.
+"""
 
 import html
+import io
 import re
+import sys
+from dataclasses import dataclass, field
 
-from msgbench import spec
-from msgbench.points import canonical, target_label
+from rich import box
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
 
+from msgbench import spec, terminal, units
+from msgbench.points import canonical
 
-def human(value: float | None) -> str:
-    """A number people can read at a glance: 12.3M, 456k, 7.89, 0.0123."""
-    if value is None:
-        return "-"
-    magnitude = abs(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= limit:
-            return f"{value / limit:.3g}{suffix}"
-    return f"{value:.3g}"
+human = units.number  # a number people can read at a glance: 12.3M, 456k, 7.89, 0.0123
 
 
 def md_text(text: str) -> str:
@@ -35,24 +39,85 @@ def md_code(text: str) -> str:
     return f"{fence} {text} {fence}" if "`" in text else f"`{text}`"
 
 
+@dataclass
+class Table:
+    """A table for the terminal: a title, headers, rows of text, and how each row reads
+    (a style name per row: "", "warn", "bad" or "dim"; colour only on a terminal).
+    wrap: the columns that may wrap on a narrow terminal (by words: a scenario's name);
+    the others (a point, a label, a figure) stay whole, or are cut with an ellipsis
+    when even that is not enough. None: every column may wrap."""
+    headers: list[str]
+    rows: list[list[str]]
+    title: str = ""
+    styles: list[str] = field(default_factory=list)
+    wrap: set[str] | None = None
+
+
+_STYLES = {"warn": "yellow", "bad": "bold red", "dim": "dim"}
+
+
+def rich_table(table: Table) -> RichTable:
+    """The table as rich draws it: columns shrink and wrap to fit the terminal's width.
+    (The title is a line of its own: as rich's title it would wrap at the table's width.)"""
+    drawn = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
+                      header_style="bold")
+    for index, header in enumerate(table.headers):
+        if table.wrap is None or header in table.wrap:
+            # Never narrower than its longest word: a column may wrap, not vanish.
+            words = [w for cell in [header, *(row[index] for row in table.rows)] for w in str(cell).split()]
+            drawn.add_column(header, overflow="fold", min_width=max(map(len, words), default=1))
+        else:
+            drawn.add_column(header, no_wrap=True, overflow="ellipsis")
+    for index, row in enumerate(table.rows):
+        style = table.styles[index] if index < len(table.styles) else ""
+        drawn.add_row(*(Text(terminal.safe(str(c))) for c in row), style=_STYLES.get(style))
+    return drawn
+
+
+def write(table: Table, stream=None) -> None:
+    """Print the table: fitted to the terminal and coloured there, plain text elsewhere."""
+    stream = stream or sys.stdout
+    raw = terminal.raw(stream)
+    if raw.isatty():
+        # rich writes its own colour codes, around the control-sequence filter; the
+        # cells went through terminal.safe() above.
+        console = Console(file=raw, highlight=False, markup=False, emoji=False)
+        if table.title:
+            console.print(Text(terminal.safe(table.title), style="bold"))
+        console.print(rich_table(table))
+    else:
+        stream.write(text(table) + "\n")
+
+
+def text(table: Table) -> str:
+    """The table as plain text at its natural width: no colour, no control sequence, no
+    trailing blanks; what pipes, logs and tests read."""
+    out = io.StringIO()
+    Console(file=out, width=_UNWRAPPED, color_system=None, force_terminal=False, highlight=False,
+            markup=False, emoji=False).print(rich_table(table))
+    lines = [line.rstrip() for line in out.getvalue().rstrip("\n").splitlines()]
+    return "\n".join(([terminal.safe(table.title)] if table.title else []) + lines)
+
+
+_UNWRAPPED = 1000  # columns: a line only a table this wide would wrap
+
+
 def render(headers: list[str], rows: list[list[str]], markdown: bool = False) -> str:
     if markdown:
         lines = ["| " + " | ".join(map(md_cell, headers)) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         lines += ["| " + " | ".join(md_cell(str(c)) for c in row) + " |" for row in rows]
         return "\n".join(lines)
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
-    def line(cells):
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+    return text(Table(headers, rows))
 
 
-def reference_medians(summary: list[dict]) -> dict[tuple, float]:
-    """The reference tools' median of the primary metric, per scenario, parameters and the
-    target it measures (None: every target, e.g. iperf3 for all runtimes' sockets)."""
+def reference_medians(summary: list[dict], metric_of=None) -> dict[tuple, float]:
+    """The reference tools' median of a metric (metric_of(summary); the primary one by
+    default), per scenario, parameters and the target it measures (None: every target,
+    e.g. iperf3 for all runtimes' sockets)."""
     found = {}
     for s in summary:
         if s.get("variant_label") == "reference" and s["status"] == "ok":
-            metric = spec.workload(s["workload"]).primary_metric
+            metric = metric_of(s) if metric_of else spec.workload(s["workload"]).primary_metric
             if metric in s["metrics"]:
                 point = (s["scenario"], canonical(s["params"]))
                 for measured in s.get("reference_for") or [None]:  # the variant's, in its summary
@@ -63,31 +128,3 @@ def reference_medians(summary: list[dict]) -> dict[tuple, float]:
 def reference_for(references: dict[tuple, float], s: dict) -> float | None:
     point = (s["scenario"], canonical(s["params"]))
     return references.get((*point, s["target"]), references.get((*point, None)))
-
-
-def summary_rows(summary: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """One row per point: the workload's primary metric with its spread (and vs the reference)."""
-    headers = ["scenario", "x", "target/variant", "status", "metric", "median", "min", "max", "cv", "n"]
-    references = reference_medians(summary)
-    if references:
-        headers.append("x reference")
-    rows = []
-    for s in summary:
-        metric = spec.workload(s["workload"]).primary_metric if s["workload"] in spec.workloads() else ""
-        stats = s["metrics"].get(metric)
-        reference = reference_for(references, s)
-        x = f"{s['sweep']}={s['x']}" if s.get("sweep") else ""
-        status = s["status"] if s["status"] != "ok" else ("ok" if not s["warnings"] else "ok*")
-        shown = "n/a" if s["status"] == "unsupported" else ("FAILED" if s["status"] != "ok" else "")
-        if stats:
-            rows.append([s["scenario"], x, target_label(s), status, metric,
-                         human(stats["median"]), human(stats["min"]), human(stats["max"]),
-                         f"{stats['cv']:.1%}", f"{stats['n']}"])
-            if references:
-                rows[-1].append(f"{stats['median'] / reference:.2f}x" if reference else "")
-        else:
-            rows.append([s["scenario"], x, target_label(s), status, metric,
-                         shown or "-", "", "", "", f"{s['ok']}/{s['total']}"])
-            if references:
-                rows[-1].append("")
-    return headers, rows

@@ -34,16 +34,21 @@ apt_install() {
 
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
 
+# A line before each step that can take a while: nothing is silent for long.
 if [ ! -x .venv/bin/python ]; then
+  echo "msgbench: creating the Python environment in .venv" >&2
   python3 -m venv .venv
 fi
 stamp=.venv/.msgbench-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+  echo "msgbench: installing pip 26.3 into .venv" >&2
   .venv/bin/python -m pip install -q 'pip==26.3'
+  echo "msgbench: installing msgbench and its pinned Python packages (constraints.txt) into .venv" >&2
   .venv/bin/python -m pip install -q -c constraints.txt -e '.[test]'
   touch "$stamp"
 fi
 
+echo "msgbench: looking for missing runtimes and services" >&2
 packages=$(.venv/bin/python -c 'from msgbench.targets import missing_packages; print(" ".join(missing_packages()))')
 if [ "$with_tests" = 1 ] && ! command -v chromium >/dev/null; then
   packages="$packages chromium"

@@ -24,5 +24,7 @@ def test_other_work_during_a_measurement_is_measured_and_warned_of(fake_targets,
     run_id = store.runs()[0]["id"]
     shares = [m["worker"]["other_cpu_share"] for m in store.measurements(run_id)]
     assert all(share > 0.3 for share in shares), shares  # a burner per core, against a sleeping worker
+    assert "machine busy" in capsys.readouterr().out  # counted in the table's summary of warnings
+    assert main(["show", run_id, "--warnings"]) == 0  # and said in full in the list of them all
     out = capsys.readouterr().out
     assert "other work on the machine took up to" in out and "during 2 of 2 repetitions" in out

@@ -28,7 +28,7 @@ def test_old_runs_show_in_history_and_as_tables(old_store, capsys):
     for ref in ("latest", Store(old_store).runs()[1]["id"]):
         assert run_cli("show", ref) == 0
         out = capsys.readouterr().out
-        assert "fake/ok" in out and ("hops_per_s" in out or "receive_throughput_per_s" in out)
+        assert "fake/ok" in out and ("hops/s" in out or "received/s" in out)
 
 
 @pytest.mark.parametrize("fmt", registry.names())

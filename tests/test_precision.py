@@ -20,6 +20,8 @@ def test_a_noisy_point_gets_more_repetitions_up_to_the_limit_and_says_it_did_not
     assert [m["repetition"] for m in ms if m["params"]["m"] == 1] == [1, 2, 3, 4, 5, 6]
     # Interleaved: the added rounds alternate between the two points, as the planned ones do.
     assert [m["params"]["m"] for m in ms][6:] == [1, 2, 1, 2, 1, 2]
+    assert "precision not reached" in capsys.readouterr().out  # counted in the summary of warnings
+    assert main(["show", "latest", "--warnings"]) == 0
     out = capsys.readouterr().out
     assert "did not converge" in out and "after 6 repetitions, asked ±2.0%" in out
 
@@ -28,6 +30,8 @@ def test_a_steady_point_stops_at_the_planned_repetitions(fake_targets, monkeypat
     monkeypatch.setenv("FAKE_STEADY", "1")
     assert main([*RING, "--precision", "2%", "--max-repeat", "6"]) == 0
     assert len(measured(fake_targets)) == 6  # 3 per point: already precise
+    capsys.readouterr()
+    assert main(["show", "latest", "--warnings"]) == 0
     assert "did not converge" not in capsys.readouterr().out
 
 
@@ -41,6 +45,8 @@ def test_precision_refusals(fake_targets, capsys):
 def test_a_timed_section_too_short_to_be_stable_is_said(fake_targets, monkeypatch, capsys):
     assert main(["run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "3", "--warmup", "0",
                  "--no-build"]) == 0
+    assert "timed section under 50 ms" in capsys.readouterr().out  # counted in the summary of warnings
+    assert main(["show", "latest", "--warnings"]) == 0
     out = capsys.readouterr().out
     assert "pass_wall_ns: the timed section lasted" in out and "too short to be stable" in out
     monkeypatch.setenv("FAKE_SLOWDOWN", "100")  # 200 ms to pass the token

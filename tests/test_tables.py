@@ -1,6 +1,6 @@
 """The terminal table's reference column and the warnings a summary carries."""
 
-from msgbench import results, tables
+from msgbench import results, screen
 
 
 def summary(target, variant, label, median, **extra):
@@ -16,8 +16,8 @@ def test_a_reference_for_one_system_is_compared_with_that_system_only():
             summary("redis", "default", "idiomatic", 300.0),
             summary("reference", "nats_bench", "reference", 1000.0, reference_for=["nats"]),
             summary("reference", "redis_benchmark", "reference", 600.0, reference_for=["redis"])]
-    headers, table = tables.summary_rows(rows)
-    ratio = {row[2]: row[headers.index("x reference")] for row in table}
+    [table] = screen.summary_tables(rows)
+    ratio = {row[table.headers.index("target/variant")]: row[table.headers.index("x reference")] for row in table.rows}
     assert ratio["nats/default"] == "0.90x"
     assert ratio["redis/default"] == "0.50x"
 
@@ -25,8 +25,8 @@ def test_a_reference_for_one_system_is_compared_with_that_system_only():
 def test_a_reference_for_everyone_applies_to_every_target():
     rows = [summary("c", "default", "idiomatic", 50.0), summary("go", "default", "idiomatic", 25.0),
             summary("reference", "iperf3", "reference", 100.0)]
-    headers, table = tables.summary_rows(rows)
-    assert [row[headers.index("x reference")] for row in table[:2]] == ["0.50x", "0.25x"]
+    [table] = screen.summary_tables(rows)
+    assert [row[table.headers.index("x reference")] for row in table.rows[:2]] == ["0.50x", "0.25x"]
 
 
 def measurement(loss_ratio, repetition):

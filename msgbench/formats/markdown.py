@@ -12,8 +12,8 @@ can end the comment.
 
 import re
 
-from msgbench import hosts, jsonio, tables
-from msgbench.points import target_label
+from msgbench import hosts, jsonio, screen, tables
+from msgbench.points import machine_text
 from msgbench.tables import md_code, md_text
 
 EMBED_MARK = "msgbench-results-document"
@@ -27,21 +27,22 @@ def render(doc: dict, *, embed: bool = True) -> str:
         parts.append(f"# msgbench run {md_text(run['id'])}\n")
         parts.append(f"- command: {md_code(run['command'])}")
         parts.append(f"- status: {md_text(run['status'])}, started {md_text(run['created_at'])}")
-        memory = meta.get("memory_bytes") if isinstance(meta.get("memory_bytes"), (int, float)) else 0
-        parts.append(f"- machine: {md_text(meta.get('cpu_model'))}, {md_text(meta.get('cores'))} cores, "
-                     f"{memory / 2**30:.1f} GiB, {md_text(meta.get('kernel'))}")
+        parts.append(f"- machine: {md_text(machine_text(meta))}")
         for name, version in sorted((meta.get("runtimes") or {}).items()):
             parts.append(f"- {md_text(name)}: {md_text(version)}")
         for alias, line in hosts.describe(meta.get("hosts")):
             parts.append(f"- host {md_text(alias)}: {md_text(line)}")
-        parts.append(f"- msgbench revision: {md_text(meta.get('git_revision'))}")
+        parts.append(f"- msgbench revision: {md_text(meta.get('git_revision') or 'unknown')}")
         for note in run["notes"]:
             parts.append(f"- note: {md_text(note)}")
-        headers, rows = tables.summary_rows(run["summary"])
-        parts.append("\n" + tables.render(headers, rows, markdown=True) + "\n")
-        warnings = [md_text(f"- {target_label(s)} {s['scenario']}"
-                            f"{' ' + s['sweep'] + '=' + str(s['x']) if s['sweep'] else ''}: {w}")
-                    for s in run["summary"] for w in s["warnings"]]
+        # As the terminal shows it: a table per headline (socket echo's round trip, ...).
+        for table in screen.summary_tables(run["summary"], scenarios=True):
+            parts.append(f"\n### {md_text(table.title)}\n\n" + tables.render(table.headers, table.rows, markdown=True))
+        legend = screen.legend(run["summary"])
+        if legend:
+            parts.append("\n" + md_text(legend))
+        parts.append("")
+        warnings = [f"- {md_text(line)}" for line in screen.all_warnings(run)]  # most serious first
         if warnings:
             parts.append("## Warnings\n\n" + "\n".join(warnings) + "\n")
     if embed:

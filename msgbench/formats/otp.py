@@ -13,7 +13,9 @@ msgbench extension: a point without a number is written `n/a` (unsupported) or
 `failed`, never a number; a row with no number at all is left out.
 """
 
+import bisect
 import re
+from collections.abc import Callable
 
 from msgbench import model
 from msgbench.points import canonical
@@ -164,25 +166,31 @@ def parse(text: str) -> list[dict]:
     "spawn_options", "x", "rows": [{"label", "values", "status"}], "line"}].
 
     Only the part between `#BENCHMARK STARTED$` and `#BENCHMARK ENDED$` is read when
-    the markers are there, as the OTP page asks; `#` lines are comments.
+    the markers are there, as the OTP page asks; `#` lines are comments. Records end
+    at `$`, not at the end of a line, as the OTP page splits them: the suite's raw
+    output breaks a result row over several lines, a `#Name:` note after each value
+    (large_throughput_benchmark). A line starting `Scenario:` starts a record too.
+    Several runs pasted one after another repeat their graphs (see runs_of()).
     """
+    source = _Source()
     lines = text.splitlines()
     has_markers = any(_marker(line) == "STARTED" for line in lines)
     reading = not has_markers
-    graphs: list[dict] = []
     for number, line in enumerate(lines, start=1):
         marker = _marker(line)
         if marker:
             reading = marker == "STARTED"
+            source.end_record()
             continue
         if not reading or line.lstrip().startswith("#"):
             continue
-        column = 1
-        for part in line.split("$"):
-            record = part.strip()
-            if record:
-                _read_record(graphs, record, number, column + len(part) - len(part.lstrip()))
-            column += len(part) + 1
+        if line.lstrip().startswith("Scenario:"):
+            source.end_record()
+        source.add(line, number)
+    source.end_record()
+    graphs: list[dict] = []
+    for record, locate in source.records:
+        _read_record(graphs, record, locate)
     if not graphs:
         raise ParseError(1, 1, "no 'Scenario:' line found: expected Erlang/OTP benchmark "
                                "output (a 'Scenario: ...$' line, '; 1; 2; 4$', then result rows)")
@@ -190,29 +198,88 @@ def parse(text: str) -> list[dict]:
     return graphs
 
 
+class _Source:
+    """The records of the text read, split at `$`, each with where its characters were
+    (line and column) for the errors."""
+
+    def __init__(self):
+        self.records: list[tuple[str, Callable[[int], tuple[int, int]]]] = []
+        self._text = ""
+        self._starts: list[tuple[int, int, int]] = []  # (offset in the record, line, column)
+
+    def add(self, line: str, number: int) -> None:
+        column = 1
+        for index, part in enumerate(line.split("$")):
+            if index:
+                self.end_record()
+            self._starts.append((len(self._text), number, column))
+            self._text += part
+            column += len(part) + 1
+        self._text += "\n"  # a record that goes on over the next line: a blank between
+
+    def end_record(self) -> None:
+        text, starts = self._text, self._starts
+        self._text, self._starts = "", []
+        stripped = text.strip()
+        if not stripped:
+            return
+        lead = len(text) - len(text.lstrip())
+
+        def locate(offset: int) -> tuple[int, int]:
+            at = offset + lead
+            start, line, column = starts[max(bisect.bisect_right([s[0] for s in starts], at) - 1, 0)]
+            return line, column + at - start
+
+        self.records.append((stripped, locate))
+
+
+def runs_of(graphs: list[dict]) -> list[list[int]]:
+    """For each graph, the run each of its rows belongs to (1, 2, ...): the k-th row
+    with a label in graphs of one title is that label's k-th run. Runs pasted one after
+    another repeat every graph with the same labels; they stay apart, as the OTP page
+    keeps them apart."""
+    seen: dict[tuple[str, str], int] = {}
+    found = []
+    for graph in graphs:
+        numbers = []
+        for row in graph["rows"]:
+            key = (graph_key(graph["title"]), row["label"])
+            seen[key] = seen.get(key, 0) + 1
+            numbers.append(seen[key])
+        found.append(numbers)
+    return found
+
+
+def run_label(label: str, run: int) -> str:
+    """A row's label for a later run of the same label in one paste: `25 (run 2)`. (The
+    results page marks a later paste's rows `Ver: 2 ...` itself; this stays clear of it.)"""
+    return label if run == 1 else f"{label} (run {run})"
+
+
 def _marker(line: str) -> str | None:
     match = re.fullmatch(r"\s*#\s*BENCHMARK\s+(STARTED|ENDED)\s*\$?\s*", line, re.IGNORECASE)
     return match.group(1).upper() if match else None
 
 
-def _read_record(graphs: list[dict], record: str, line: int, column: int) -> None:
+def _read_record(graphs: list[dict], record: str, locate) -> None:
     current = graphs[-1] if graphs else None
+    line, column = locate(0)
     if record.startswith("Scenario:"):
         if current is not None:
             _check_complete(current)
-        graphs.append(_new_graph(record, line))
+        graphs.append(_new_graph(" ".join(record.split()) if "\n" in record else record, line))
     elif current is None:
         raise ParseError(line, column, f"expected a 'Scenario:' record, found {_quote(record)}")
     elif record.startswith(";"):
         if current["x"] is not None:
             raise ParseError(line, column, "expected a result row '<label>; v1; v2 ...', found "
                                            "a second line of process counts")
-        current["x"] = [_count(field, line, col) for field, col in _fields(record[1:], column + 1)]
+        current["x"] = [_count(field, locate(offset)) for field, offset in _fields(record[1:], 1)]
     elif current["x"] is None:
         raise ParseError(line, column, "expected the process counts ('; 1; 2; 4') after the "
                                        f"Scenario line, found {_quote(record)}")
     else:
-        current["rows"].append(_row(record, current["x"], line, column))
+        current["rows"].append(_row(record, current["x"], locate))
 
 
 def _new_graph(title: str, line: int) -> dict:
@@ -234,37 +301,36 @@ def _check_complete(graph: dict) -> None:
                                            "after this Scenario line")
 
 
-def _fields(text: str, column: int):
-    """The `;`-separated fields of a record with the column each starts at."""
+def _fields(text: str, offset: int):
+    """The `;`-separated fields of a record with the offset each starts at."""
     for part in text.split(";"):
-        yield part.strip(), column + len(part) - len(part.lstrip())
-        column += len(part) + 1
+        yield part.strip(), offset + len(part) - len(part.lstrip())
+        offset += len(part) + 1
 
 
-def _count(field: str, line: int, column: int) -> int:
+def _count(field: str, where: tuple[int, int]) -> int:
     try:
         value = int(field)
     except ValueError:
-        raise ParseError(line, column, f"expected a process count (a whole number), "
-                                       f"found {_quote(field)}") from None
+        raise ParseError(*where, f"expected a process count (a whole number), "
+                                 f"found {_quote(field)}") from None
     if value < 1:
-        raise ParseError(line, column, f"expected a process count >= 1, found {value}")
+        raise ParseError(*where, f"expected a process count >= 1, found {value}")
     return value
 
 
-def _row(record: str, xs: list[int], line: int, column: int) -> dict:
+def _row(record: str, xs: list[int], locate) -> dict:
     label, sep, rest = record.partition(";")
     if not sep:
-        raise ParseError(line, column, f"expected '<label>; v1; v2 ...', found {_quote(record)}")
-    fields = list(_fields(rest, column + len(label) + 1))
+        raise ParseError(*locate(0), f"expected '<label>; v1; v2 ...', found {_quote(record)}")
+    fields = list(_fields(rest, len(label) + 1))
     if len(fields) > len(xs):
-        where = fields[len(xs)][1]
         values = "value" if len(xs) == 1 else "values"
-        raise ParseError(line, where, f"expected {len(xs)} {values} (one per process count), "
-                                      f"found {len(fields)}")
+        raise ParseError(*locate(fields[len(xs)][1]), f"expected {len(xs)} {values} (one per process count), "
+                                                      f"found {len(fields)}")
     values, status = [], []
-    for field, col in fields:
-        value, state = _value(field, line, col)
+    for field, offset in fields:
+        value, state = _value(field, locate(offset))
         values.append(value)
         status.append(state)
     # An interrupted suite run prints fewer values than process counts.
@@ -273,7 +339,7 @@ def _row(record: str, xs: list[int], line: int, column: int) -> dict:
     return {"label": label.strip(), "values": values, "status": status}
 
 
-def _value(field: str, line: int, column: int) -> tuple[float | None, str]:
+def _value(field: str, where: tuple[int, int]) -> tuple[float | None, str]:
     lowered = field.lower()
     if lowered == "n/a":
         return None, "unsupported"
@@ -284,8 +350,7 @@ def _value(field: str, line: int, column: int) -> tuple[float | None, str]:
     except ValueError:
         value = None
     if value is None or value != value or value in (float("inf"), float("-inf")):
-        raise ParseError(line, column, f"expected a number, 'n/a' or 'failed', "
-                                       f"found {_quote(field)}")
+        raise ParseError(*where, f"expected a number, 'n/a' or 'failed', found {_quote(field)}")
     return value, "ok"
 
 

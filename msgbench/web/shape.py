@@ -106,14 +106,16 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
 
 
 def from_otp(graphs: list[dict], name: str) -> dict:
-    shaped = []
-    for graph in graphs:
-        series = []
-        for row in graph["rows"]:
+    shaped: dict[str, dict] = {}  # by key: the graphs of runs pasted one after another, drawn as one
+    for graph, runs in zip(graphs, otp.runs_of(graphs), strict=True):
+        key = "otp|" + otp.graph_key(graph["title"])
+        series = shaped.setdefault(key, {"key": key, "title": graph["title"], "subtitle": "", "primary": True,
+                                         "series": [], **fanin.OTP_AXES})["series"]
+        for row, run in zip(graph["rows"], runs, strict=True):
             points = [model.Point(x, v, status=s) for x, v, s in
                       zip(graph["x"], row["values"], row["status"], strict=True)]
-            series.append(model.trace(row["label"], points))
-        figures.style(series)  # colour by the target the row label names, as msgbench's own
-        shaped.append({"key": "otp|" + otp.graph_key(graph["title"]), "title": graph["title"],
-                       "subtitle": "", "primary": True, "series": series, **fanin.OTP_AXES})
-    return {"name": name, "format": "otp", "graphs": shaped}
+            # A later run with the same label stays a series of its own, named as the OTP page names it.
+            series.append(model.trace(otp.run_label(row["label"], run), points))
+    for graph in shaped.values():
+        figures.style(graph["series"])  # colour by the target the row label names, as msgbench's own
+    return {"name": name, "format": "otp", "graphs": list(shaped.values())}

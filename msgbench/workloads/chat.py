@@ -9,10 +9,10 @@ In the seed's own text (seed_text), each measurement is the Chut benchmark's blo
 as in the seed, Received and the received averages count what arrived before T.
 """
 
-from msgbench import figures, model
+from msgbench import figures, model, units
 from msgbench.points import canonical, target_label
 from msgbench.workloads import generic
-from msgbench.workloads.plugin import Plugin
+from msgbench.workloads.plugin import Column, Headline, Plugin
 
 # (title, y label, note, [(metric, label suffix)]); a chart no run reported is left out.
 CHARTS = (
@@ -145,4 +145,10 @@ def seed_text(run: dict) -> str:
                      for m in run["measurements"] if m["workload"] == "chat" and not m["warmup"])
 
 
-PLUGIN = Plugin(name="chat", order=5, section=section, seed_text=seed_text)
+HEADLINE = Headline("chat: messages received per second (higher is better) and p50/p99 delivery latency", (
+    Column("received_per_s", "msg/s", units.number),
+    Column("latency_p50_us", "p50", units.duration_us),
+    Column("latency_p99_us", "p99", units.duration_us),
+))
+
+PLUGIN = Plugin(name="chat", order=5, section=section, seed_text=seed_text, headline=lambda params: HEADLINE)

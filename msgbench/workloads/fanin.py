@@ -10,10 +10,10 @@ one graph per scenario, titled exactly as the page titles its graphs, so that th
 suite's own output and a msgbench run land on the same axes of the results page.
 """
 
-from msgbench import figures, model
+from msgbench import figures, model, units
 from msgbench.formats import otp
 from msgbench.spec import ParamError
-from msgbench.workloads.plugin import Plugin
+from msgbench.workloads.plugin import Column, Headline, Plugin
 
 KINDS = ("message", "exit_signal")
 RECEIVE_METRICS = ("receive_throughput_per_s", "receive_duration_ms", "drain_ms")
@@ -108,8 +108,13 @@ def seed_text(run: dict) -> str:
     return otp.render({"runs": [run]})
 
 
+HEADLINE = Headline("fanin: signals per second, received and sent, higher is better", (
+    Column("receive_throughput_per_s", "received/s", units.number),
+    Column("send_throughput_per_s", "sent/s", units.number),
+))
+
 PLUGIN = Plugin(
-    name="fanin", order=2, parse_value=parse_value, check=check, measure=measure,
+    name="fanin", headline=lambda params: HEADLINE, order=2, parse_value=parse_value, check=check, measure=measure,
     section=section, seed_text=seed_text, page_graphs=page_graphs,
     page_skips=frozenset(otp.METRICS.values()),
 )

@@ -9,8 +9,35 @@ the generic behaviour.
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from msgbench import figures, model
+from msgbench import figures, model, spec, units
 from msgbench.workloads import generic
+
+
+@dataclass(frozen=True)
+class Column:
+    """One figure of a headline: a metric's median, under a header, with its unit."""
+    metric: str
+    header: str
+    show: Callable[[float], str]
+    # A parameter the figure is a share of, said beside it: an open loop's achieved
+    # rate against the requested `rate`.
+    share_of: str = ""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What a point's row in the terminal's table leads with: rows of one headline share
+    a table, titled with what the figures are and which way is better."""
+    title: str
+    columns: tuple[Column, ...]
+
+
+def primary_headline(workload: str, params: dict) -> Headline:
+    """The spec's primary metric, with the unit its name carries."""
+    metric = spec.workload(workload).primary_metric
+    better = spec.workload(workload).metrics.get(metric, {}).get("better", "")
+    title = f"{workload}: {metric}" + (f", {better} is better" if better in ("higher", "lower") else "")
+    return Headline(title, (Column(metric, metric, lambda v: units.of_metric(metric, v)),))
 
 
 def _no_special_value(name: str, text: str):
@@ -37,6 +64,10 @@ def _no_page_graphs(data: model.WorkloadData) -> list[dict]:
     return []
 
 
+def _primary_headline(params: dict) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Plugin:
     name: str
@@ -61,3 +92,6 @@ class Plugin:
     # primary(params): the metric a scenario with these params is judged by, when it is
     # not the spec's primary metric (socket echo: round trip, not bandwidth); None = the spec's.
     primary: Callable[[dict], str | None] = _spec_primary
+    # headline(params): what the terminal's table shows of a point (round trip for
+    # socket echo, MB/s for flow, ...), or None for the spec's primary metric.
+    headline: Callable[[dict], Headline | None] = _primary_headline

@@ -5,9 +5,9 @@ varies (one or two source threads, batching). Where the run measured delivery la
 (open-loop publishing at a set rate), a latency chart follows.
 """
 
-from msgbench import figures, model
+from msgbench import figures, model, units
 from msgbench.workloads import generic
-from msgbench.workloads.plugin import Plugin
+from msgbench.workloads.plugin import Column, Headline, Plugin
 
 PAYLOAD = "payload_bytes"
 MESSAGES = "msgs_per_s"
@@ -48,4 +48,24 @@ def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
     return items or generic.build(data, ids)
 
 
-PLUGIN = Plugin(name="pubsub", order=4, section=section)
+CLOSED_LOOP = Headline("pubsub: message and payload rate at the receivers, higher is better", (
+    Column(MESSAGES, "msg/s", units.number),
+    Column(PAYLOAD_RATE, "payload bit/s", units.number),
+    Column("loss_ratio", "lost", lambda v: f"{v:.1%}"),
+))
+OPEN_LOOP = Headline("pubsub open loop: achieved rate (share of the requested one) and p50/p99 latency from the "
+                     "intended send time, lower latency is better", (
+    Column(MESSAGES, "achieved msg/s", units.number, share_of="rate"),
+    Column("latency_p50_us", "p50", units.duration_us),
+    Column("latency_p99_us", "p99", units.duration_us),
+    Column("loss_ratio", "lost", lambda v: f"{v:.1%}"),
+))
+
+
+def headline(params: dict) -> Headline:
+    """As fast as possible: the seed's two rates. Open loop (rate > 0): whether the
+    requested rate was reached, and the latency percentiles it was measured for."""
+    return OPEN_LOOP if params.get("rate") else CLOSED_LOOP
+
+
+PLUGIN = Plugin(name="pubsub", order=4, section=section, headline=headline)

@@ -13,9 +13,9 @@ creation time per ring size and passing time for each ring size and lap count
 
 import json
 
-from msgbench import figures, model, tables
+from msgbench import figures, model, tables, units
 from msgbench.points import canonical, target_label
-from msgbench.workloads.plugin import Plugin
+from msgbench.workloads.plugin import Column, Headline, Plugin
 
 _BARS_NOTE = "error bars: min–max of the repetitions"
 
@@ -188,4 +188,9 @@ def seed_text(run: dict) -> str:
     return "\n".join(blocks)
 
 
-PLUGIN = Plugin(name="ring", order=1, section=section, seed_text=seed_text)
+HEADLINE = Headline("ring: token passing (hops per second, higher is better) and ring creation", (
+    Column("hops_per_s", "hops/s", units.number),
+    Column("create_wall_ms", "creation", lambda ms: units.duration_us(ms * 1e3)),
+))
+
+PLUGIN = Plugin(name="ring", order=1, section=section, seed_text=seed_text, headline=lambda params: HEADLINE)

@@ -5,9 +5,9 @@ Everything else that varies (sockets 1 or 16, binary or list data) splits the tr
 of one chart rather than making more charts, as the seed compares them on one plot.
 """
 
-from msgbench import figures, model
+from msgbench import figures, model, units
 from msgbench.workloads import generic
-from msgbench.workloads.plugin import Plugin
+from msgbench.workloads.plugin import Column, Headline, Plugin
 
 SIZE = "size"
 CHARTS = (
@@ -63,4 +63,16 @@ def primary(params: dict) -> str | None:
     return next((metric for mode, metric, *_ in CHARTS if params.get("mode") == mode), None)
 
 
-PLUGIN = Plugin(name="socket", order=3, section=section, primary=primary)
+ECHO = Headline("socket echo: round trip per message, lower is better",
+                (Column("round_trip_us", "round trip", units.duration_us),))
+FLOW = Headline("socket flow: bandwidth at the receiver, higher is better",
+                (Column("bandwidth_bytes_per_s", "bandwidth MB/s", units.megabytes),))
+
+
+def headline(params: dict) -> Headline:
+    """Echo is about the time a message takes there and back, flow about bytes per
+    second: the seed's two plots."""
+    return ECHO if params.get("mode") == "echo" else FLOW
+
+
+PLUGIN = Plugin(name="socket", order=3, section=section, primary=primary, headline=headline)

@@ -1,0 +1,207 @@
+"""What the terminal shows of a run: one table per headline, what the marks in them
+mean, and the warnings grouped into a short summary, most serious first.
+
+A run of the quick suite carries dozens of warnings, most of them a noisy point on a
+busy machine; printed one per line they push the table off the screen and bury the one
+that matters (a system that lost most of its messages). So the summary says each loss,
+failure and missed rate in a line per target and scenario, counts the noisy points in
+one line, and names the command that lists every warning (`show RUN --warnings`).
+"""
+
+from collections import defaultdict
+
+from msgbench import results, spec, tables, workloads
+from msgbench.points import describe, target_label
+from msgbench.workloads.plugin import Headline, primary_headline
+
+MAX_WARNING_LINES = 10
+_SERIOUS = {results.FAILED: "failed", results.LOSS: "loss", results.RATE: "missed rate"}
+
+
+def headline_of(s: dict) -> Headline:
+    if s["workload"] not in spec.workloads():  # an imported run of a workload this checkout lacks
+        return Headline(s["workload"], ())
+    plugin = workloads.plugin(s["workload"])
+    return plugin.headline(s["params"]) or primary_headline(s["workload"], s["params"])
+
+
+def status_text(s: dict) -> str:
+    if s["status"] == "ok":
+        return "ok*" if s["warnings"] else "ok"
+    return "n/a" if s["status"] == "unsupported" else s["status"].upper()
+
+
+def _style(s: dict) -> str:
+    return {"ok": "", "ok*": "warn", "n/a": "dim"}.get(status_text(s), "bad")
+
+
+def point_text(s: dict) -> str:
+    return f"{s['sweep']}={s['x']}" if s.get("sweep") else ""
+
+
+def summary_tables(summary: list[dict], wide: bool = False, scenarios: bool = False) -> list[tables.Table]:
+    """One table per headline (socket echo's round trip, flow's MB/s, ...), in the
+    workloads' order; wide adds each point's spread and parameters; scenarios keeps the
+    scenario column even where a table holds one (Markdown, whose rows get pasted apart)."""
+    # Against the reference tools in the figure the table leads with (echo: round trip).
+    references = tables.reference_medians(summary, lambda s: next(
+        (c.metric for c in headline_of(s).columns), spec.workload(s["workload"]).primary_metric))
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for s in summary:
+        groups[(s["workload"], headline_of(s).title)].append(s)
+    ordered = workloads.order({w for w, _ in groups})
+    out = []
+    for key in sorted(groups, key=lambda k: ordered.index(k[0])):
+        out.append(_table(groups[key], references, wide, scenarios))
+    return out
+
+
+def _table(points: list[dict], references: dict, wide: bool, always_scenario: bool) -> tables.Table:
+    headline = headline_of(points[0])
+    scenarios = list(dict.fromkeys(s["scenario"] for s in points))
+    # By scenario, then x: a point stored out of order (a suite's n/a rows come first) sits in its place.
+    points = sorted(points, key=lambda s: (scenarios.index(s["scenario"]), _x_key(s.get("x"))))
+    with_scenario = len(scenarios) > 1 or always_scenario
+    with_point = any(point_text(s) for s in points)
+    # One swept parameter in the whole table: its name heads the column, its values fill it.
+    sweeps = {s.get("sweep") for s in points if s.get("sweep")}
+    sweep = sweeps.pop() if len(sweeps) == 1 and all(s.get("sweep") for s in points) else None
+    with_reference = any(tables.reference_for(references, s) for s in points)
+    first = headline.columns[0].metric if headline.columns else None
+    headers = (["scenario"] if with_scenario else []) + ([sweep or "point"] if with_point else [])
+    headers += ["target/variant", "status", *(c.header for c in headline.columns), "cv", "n"]
+    if wide:
+        headers += [f"min {headline.columns[0].header}", f"max {headline.columns[0].header}", "parameters"] \
+            if headline.columns else ["parameters"]
+    if with_reference:
+        headers.append("x reference")
+    rows = []
+    for s in points:
+        point = str(s["x"]) if sweep else point_text(s)
+        row = ([s["scenario"]] if with_scenario else []) + ([point] if with_point else [])
+        row += [target_label(s), status_text(s)]
+        lead = s["metrics"].get(first) if s["status"] == "ok" else None
+        for column in headline.columns:
+            stats = s["metrics"].get(column.metric) if s["status"] == "ok" else None
+            cell = column.show(stats["median"]) if stats else "-"
+            share = s["params"].get(column.share_of) if column.share_of else None
+            if stats and isinstance(share, (int, float)) and share > 0:
+                cell += f" ({stats['median'] / share:.0%})"
+            row.append(cell)
+        row.append(f"{lead['cv']:.1%}" if lead and lead["n"] > 1 else "")  # one value has no spread
+        row.append(str(lead["n"]) if lead else f"{s['ok']}/{s['total']}")
+        if wide:
+            if headline.columns:
+                show = headline.columns[0].show
+                row += [show(lead["min"]) if lead else "", show(lead["max"]) if lead else ""]
+            row.append(describe(s["params"], s.get("sweep")))
+        if with_reference:
+            reference = tables.reference_for(references, s)
+            row.append(f"{lead['median'] / reference:.2f}x" if reference and lead else "")
+        rows.append(row)
+    title = headline.title + ("" if len(scenarios) > 1 else _scenario_note(scenarios[0], headline.title))
+    return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points],
+                        wrap={"scenario", "parameters"})
+
+
+def _x_key(x) -> tuple:
+    return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
+
+
+def _scenario_note(scenario: str, title: str) -> str:
+    """The scenario's name, when the title does not already start with it."""
+    return "" if title.startswith(scenario) else f" [{scenario}]"
+
+
+def legend(summary: list[dict]) -> str:
+    """What the status marks present in the tables mean."""
+    shown = {status_text(s) for s in summary}
+    parts = []
+    if "ok*" in shown:
+        parts.append("ok* = ok, with a warning (below)")
+    if "n/a" in shown:
+        parts.append("n/a = the target does not implement this point or cannot hold it (the notes say why)")
+    failed = sorted(shown - {"ok", "ok*", "n/a"})
+    if failed:
+        parts.append(f"{', '.join(failed)} = no repetition succeeded (below)")
+    return "; ".join(parts)
+
+
+def _flags(s: dict) -> list[tuple[str, str]]:
+    """(kind, text) of a point: its warnings, and its error when nothing succeeded."""
+    found = list(zip(s.get("warning_kinds") or [], s["warnings"], strict=False))
+    found += [("noise:cv", w) for w in s["warnings"][len(found):]]  # kinds absent: an older summary
+    if s["status"] != "ok":  # its status says it, rather than "n of n repetitions did not succeed" besides
+        found = [f for f in found if f[0] != results.FAILED]
+    if s["status"] not in ("ok", "unsupported"):
+        error = str(s.get("error") or "no repetition succeeded").splitlines()[0]
+        found.insert(0, (results.FAILED, f"{s['status']}: {error}"))
+    return found
+
+
+def warning_summary(run: dict, limit: int = MAX_WARNING_LINES) -> list[str]:
+    """At most `limit` lines: losses, failures and missed rates per target and scenario,
+    then the noisy points counted in one line, and the command that lists them all."""
+    serious: dict[tuple, list[tuple[dict, str]]] = defaultdict(list)
+    noisy: dict[str, set] = defaultdict(set)
+    points_noisy, total = set(), 0
+    for index, s in enumerate(run["summary"]):
+        for kind, text in _flags(s):
+            total += 1
+            if kind in _SERIOUS:
+                serious[(list(_SERIOUS).index(kind), kind, target_label(s), s["scenario"])].append((s, text))
+            else:
+                noisy[kind].add(index)
+                points_noisy.add(index)
+    if not total:
+        return []
+    lines = [f"warnings ({total}; every one: msgbench show {run['id']} --warnings):"]
+    room = limit - 1 - (1 if points_noisy else 0)
+    keys = sorted(serious)
+    for key in keys[:room if len(keys) <= room else room - 1]:
+        lines.append("  " + _serious_line(key, serious[key]))
+    if len(keys) > room:
+        rest = len(keys) - (room - 1)
+        lines.append(f"  ... and {rest} more lost, failed or missed-rate groups (show --warnings)")
+    if points_noisy:
+        kinds = ", ".join(f"{len(noisy[k])} {results.NOISE_KINDS.get(k, k)}"
+                          for k in sorted(noisy, key=lambda k: -len(noisy[k])))
+        lines.append(f"  noisy: {len(points_noisy)} of {len(run['summary'])} points ({kinds}); "
+                     "their medians are less certain")
+    return lines
+
+
+def _serious_line(key: tuple, found: list[tuple[dict, str]]) -> str:
+    _, kind, label, scenario = key
+    s, text = _worst(kind, found)
+    where = point_text(s)
+    if len(found) > 1:
+        xs = [str(p["x"]) for p, _ in found]
+        where = f"{s['sweep']}={', '.join(dict.fromkeys(xs))}" if s.get("sweep") else f"{len(found)} points"
+        if len({t for _, t in found}) > 1 and point_text(s):
+            text += f" ({'the first' if kind == results.FAILED else 'the worst'}, at {point_text(s)})"
+    return f"{_SERIOUS[kind]}: {label} {scenario}{' at ' + where if where else ''}: {text}"
+
+
+def _worst(kind: str, found: list[tuple[dict, str]]) -> tuple[dict, str]:
+    """The point to quote for a group: the most lost, the furthest behind its rate."""
+    def metric(entry):
+        s, text = entry
+        return s["metrics"].get(text.partition(":")[0]) or {}
+    if kind == results.LOSS:
+        return max(found, key=lambda e: metric(e).get("max", 0))
+    if kind == results.RATE:
+        return min(found, key=lambda e: metric(e).get("median", 0) / max(e[0]["params"].get("rate") or 1, 1))
+    return found[0]
+
+
+def all_warnings(run: dict) -> list[str]:
+    """Every warning and failure of the run, one per line, most serious first."""
+    order = [*_SERIOUS, *results.NOISE_KINDS]
+    found = []
+    for s in run["summary"]:
+        where = f" {point_text(s)}" if point_text(s) else ""
+        for kind, text in _flags(s):
+            rank = order.index(kind) if kind in order else len(order)
+            found.append((rank, f"{_SERIOUS.get(kind, 'noisy')}: {target_label(s)} {s['scenario']}{where}: {text}"))
+    return [line for _, line in sorted(found, key=lambda f: f[0])]
