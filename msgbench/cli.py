@@ -9,7 +9,21 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from msgbench import builds, compare, doctor, procs, results, spec, suites, tables, targets, terminal, trend, workloads
+from msgbench import (
+    builds,
+    chat_server,
+    compare,
+    doctor,
+    procs,
+    results,
+    spec,
+    suites,
+    tables,
+    targets,
+    terminal,
+    trend,
+    workloads,
+)
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
 from msgbench.points import target_label
@@ -258,6 +272,13 @@ def cmd_build(args) -> int:
         except targets.TargetError as exc:
             print(f"msgbench: error: {exc}", file=sys.stderr)
             failed = True
+    if any(t.chat_server for t in chosen):  # the chat server kind's one load generator
+        try:
+            print(f"build the chat load generator: make build in {chat_server.LOAD_GENERATOR_DIR}", file=sys.stderr)
+            chat_server.build_load_generator()
+        except targets.TargetError as exc:
+            print(f"msgbench: error: {exc}", file=sys.stderr)
+            failed = True
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -300,6 +321,8 @@ def cmd_run(args) -> int:
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
+        if any(chat_server.is_server_kind(j.scenario.workload, j.params) for j in plan.jobs):
+            chat_server.build_load_generator()
         for t in {j.target.label: j.target for j in plan.jobs}.values():
             if not t.build_of:
                 targets.build(t)

@@ -16,7 +16,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from msgbench import interrupts
+from msgbench import chat_server, interrupts
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -138,6 +138,8 @@ class Peers:
                 self.namespace = None
 
     def env_for(self, target: Target, variant: Variant, params: dict, process_limit: int) -> dict:
+        if params.get("server") == "ws":  # the chat server kind: the load generator starts the server
+            return chat_server.peer_env(target, variant, process_limit, LOCALHOST)
         if not target.serve:
             return {}
         argv = target.serve_argv(variant, process_limit)

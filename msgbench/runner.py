@@ -6,13 +6,14 @@ machine's state hits every target alike. Each measurement is stored the moment i
 ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
+import contextlib
 import os
 import resource
 import shlex
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, interrupts, placement, procs, services, spec, stats, sysinfo, targets, workloads
+from msgbench import chat_server, expr, interrupts, placement, procs, services, spec, stats, sysinfo, targets, workloads
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -99,7 +100,16 @@ def plan_run(
         for x, given in scenario.points():
             params = _resolve(wl, given)
             for target in chosen:
-                for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured):
+                serving = chat_server.is_server_kind(wl.name, params)
+                if serving and not target.chat_server:
+                    message = (f"target {target.label} declares no chat server (chat_server in its target.toml): "
+                               f"it cannot run chat with server=ws")
+                    if strict_targets and target_names:
+                        raise PlanError(message)
+                    plan.skipped.append(message)
+                    continue
+                pool = target.chat_server_variants_for() if serving else None
+                for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured, pool):
                     try:
                         plan.jobs.append(_job(scenario, x, params, wl, target, variant,
                                               repeat, warmup, timeout_s))
@@ -140,15 +150,17 @@ def _targets_for(scenario, wl, target_names, strict, plan, builds) -> list[targe
     return usable
 
 
-def _variants(target: targets.Target, workload: str, choice: str, measured: set[str]) -> list[targets.Variant]:
-    available = target.variants_for(workload)
+def _variants(target: targets.Target, workload: str, choice: str, measured: set[str],
+              pool: list[targets.Variant] | None = None) -> list[targets.Variant]:
+    """The variants a job runs; pool: the only ones that may (the chat server kind's)."""
+    available = target.variants_for(workload) if pool is None else pool
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
         return [v for v in available if not v.reference_for or measured & set(v.reference_for)]
     if choice == "all":
         return available
     if choice == "default":
         default = target.variants.get(target.default_variant)
-        return [default] if default and workload in default.workloads else available[:1]
+        return [default] if default in available else available[:1]
     wanted = [v.strip() for v in choice.split(",")]
     names = {v.name: v for v in available}
     picked = [names[w] for w in wanted if w in names]
@@ -179,7 +191,11 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
         )
     need = processes * target.process_bytes(wl.name)
     have = sysinfo.meminfo().get("MemTotal", 0)
-    if have and need > have * MEMORY_HEADROOM:
+    if chat_server.is_server_kind(wl.name, params):  # two processes, each with a socket per user
+        problem = chat_server.fit_problem(target, params, have, MEMORY_HEADROOM)
+        if problem:
+            raise PlanError(problem)
+    elif have and need > have * MEMORY_HEADROOM:
         raise PlanError(
             f"{wl.name} with {_shown(params)} on {target.name} needs about {need / 2**30:,.1f} GiB "
             f"({processes:,} processes x {target.process_bytes(wl.name):,} B): it will not fit in this "
@@ -296,14 +312,20 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
-        outcome = run_worker(
-            job.target.argv(job.variant, job.process_limit),
-            cwd=job.target.folder,
-            env=job.target.worker_env(job.variant) | service_env
-            | peers.env_for(job.target, job.variant, params, job.process_limit),
-            request=job.target.request(wl.name, job.variant, params, repetition, warmup),
-            target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
-        )
+        argv, cwd = job.target.argv(job.variant, job.process_limit), job.target.folder
+        env, limits = job.target.worker_env(job.variant), contextlib.nullcontext()
+        if chat_server.is_server_kind(wl.name, params):
+            # The worker is the load generator; the variant's env and args are the server's.
+            argv, cwd = chat_server.worker_argv()
+            env, limits = job.target.build_env(), chat_server.raised_fd_limit(params)
+        with limits:
+            outcome = run_worker(
+                argv, cwd=cwd,
+                env=env | service_env | peers.env_for(job.target, job.variant, params, job.process_limit),
+                request=job.target.request(wl.name, job.variant, chat_server.worker_params(wl.name, params),
+                                           repetition, warmup),
+                target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
+            )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,
             None if broker_cpu_before is None else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
@@ -360,7 +382,7 @@ def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: O
         return
     if wl.name == "pubsub":  # the variant's setting (target.toml), not the worker's word
         outcome.verify["lossless"] = int(bool(variant.lossless))
-    problems = spec.measured_problems(wl, outcome.measured, outcome.histograms)
+    problems = spec.measured_problems(wl, outcome.measured, outcome.histograms, params)
     try:
         outcome.metrics = {} if problems else spec.derive_metrics(
             wl, params, outcome.measured, outcome.verify, outcome.histograms)
