@@ -10,7 +10,6 @@ during the run the file-descriptor limit is raised for the worker and restored a
 
 import contextlib
 import json
-import os
 import resource
 import subprocess
 from pathlib import Path
@@ -56,16 +55,21 @@ def _read_int(path: str) -> int | None:
 
 
 def fd_ceiling() -> tuple[int, str]:
-    """The most descriptors one process can be given: as root the kernel's fs.nr_open
-    (the hard limit is raised), else the hard limit; with where that number comes from."""
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    if os.geteuid() == 0:
-        nr_open = _read_int("/proc/sys/fs/nr_open")
-        if nr_open:
-            return nr_open, "fs.nr_open"
+    """The most descriptors one process can be given, with where that number comes from:
+    the kernel's fs.nr_open where the hard limit can be raised (root with
+    CAP_SYS_RESOURCE: tried, then put back), else the hard limit itself."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY:
         return 2**31 - 1, "the hard RLIMIT_NOFILE"
-    return hard, "the hard RLIMIT_NOFILE (not root: it cannot be raised)"
+    nr_open = _read_int("/proc/sys/fs/nr_open")
+    if nr_open and nr_open > hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, nr_open))
+        except (ValueError, OSError):
+            return hard, "the hard RLIMIT_NOFILE (it cannot be raised here: not root, or no CAP_SYS_RESOURCE)"
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        return nr_open, "fs.nr_open"
+    return hard, "the hard RLIMIT_NOFILE"
 
 
 def fit_problem(target: Target, params: dict, memory_total: int, headroom: float) -> str | None:
@@ -98,8 +102,8 @@ def raised_fd_limit(params: dict):
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     hard = before[1]
     want = users(params) + FD_SLACK
-    if os.geteuid() == 0 and hard != resource.RLIM_INFINITY and hard < want:
-        hard = min(want, fd_ceiling()[0])
+    if hard != resource.RLIM_INFINITY and hard < want:
+        hard = max(hard, min(want, fd_ceiling()[0]))
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     try:
         yield

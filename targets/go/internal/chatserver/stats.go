@@ -29,8 +29,8 @@ func (s *Server) stats() Stats {
 			runtimeView[strings.TrimPrefix(name, "go_")] = v
 		}
 	}
-	peak, _ := measure.PeakRSSBytes()
 	rss, _ := measure.RSSBytes()
+	peak, _ := measure.PeakRSSBytes() // after the RSS: never below it
 	return Stats{
 		PeakRSSBytes: peak, RSSBytes: rss, CPUNs: measure.CPUTime().Nanoseconds(),
 		Connections: s.connections.Load(), Processes: int64(runtime.NumGoroutine()), Runtime: runtimeView,
