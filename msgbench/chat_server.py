@@ -21,9 +21,9 @@ from msgbench.targets import Target, TargetError, Variant
 LOAD_GENERATOR_DIR = REPO_ROOT / "kits" / "chatload"
 LOAD_GENERATOR = ("bin/msgbench-chatload",)
 
-# The load generator's memory per connection (gorilla/websocket with 512-byte
-# buffers, two goroutines per client): peak RSS of a 15,000-user realistic run / users,
-# rounded up (docs/chat-server.md, "Figures").
+# The load generator's memory per connection (gorilla/websocket, 512-byte read buffers,
+# pooled write buffers, two goroutines per client): its peak RSS / users was ~15.5 KB in
+# realistic runs at 15,000 users and ~17-19 KB in stress at 7,500; rounded up.
 LOAD_GENERATOR_BYTES_PER_CONNECTION = 20_000
 # Descriptors besides the connections, in each of the two processes: stdio, the
 # listening socket, the stats connection, the runtime's own (epoll, pipes, files).

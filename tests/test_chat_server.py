@@ -72,7 +72,7 @@ def test_a_server_that_cannot_be_reached_fails_clearly(fake_targets):
 
 @pytest.mark.parametrize(("groups", "per_group", "said"), [
     (1100, 1000, "file descriptors"),  # 1.1 million: past fs.nr_open (and any hard limit)
-    (1000, 500, "GiB"),  # 500,000 x (100,000 + the load generator's) bytes: past this machine's memory
+    (200, 10, "GiB"),  # 2,000 x (100 MB + the load generator's) bytes: past this machine's memory
 ])
 def test_too_many_users_are_refused_before_launch(fake_targets, capsys, groups, per_group, said):
     code = main(["run", "chat", "--target", "fake", "--variant", "chat_ok", "-p", "server=ws",
