@@ -34,15 +34,6 @@ def is_server_kind(workload: str, params: dict) -> bool:
     return workload == "chat" and params.get("server") == "ws"
 
 
-def worker_params(workload: str, params: dict) -> dict:
-    """The params an in-process chat worker is sent: without server=none, so that the
-    workers that came before the server kind (which refuse names they do not know)
-    see the request they always saw."""
-    if workload == "chat" and params.get("server") == "none":
-        return {k: v for k, v in params.items() if k != "server"}
-    return params
-
-
 def users(params: dict) -> int:
     return int(params["groups"]) * int(params["clients_per_group"])
 

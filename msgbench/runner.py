@@ -322,8 +322,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             outcome = run_worker(
                 argv, cwd=cwd,
                 env=env | service_env | peers.env_for(job.target, job.variant, params, job.process_limit),
-                request=job.target.request(wl.name, job.variant, chat_server.worker_params(wl.name, params),
-                                           repetition, warmup),
+                request=job.target.request(wl.name, job.variant, params, repetition, warmup),
                 target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
             )
         outcome.other_cpu_share = _other_cpu_share(

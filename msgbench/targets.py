@@ -109,7 +109,11 @@ class Target:
         return env
 
     def request(self, workload: str, variant: Variant, params: dict, repetition: int, warmup: bool) -> dict:
-        """The one line a worker reads on stdin (spec/request.schema.json)."""
+        """The one line a worker reads on stdin (spec/request.schema.json). chat's
+        server=none (the in-process kinds) is left out: the workers that came before the
+        chat server kind refuse parameter names they do not know."""
+        if workload == "chat" and params.get("server") == "none":
+            params = {k: v for k, v in params.items() if k != "server"}
         return {"workload": workload, "variant": variant.name, "options": variant.options, "params": params,
                 "repetition": repetition, "warmup": warmup}
 

@@ -99,11 +99,13 @@ def test_the_fd_limit_is_raised_for_the_worker_and_restored():
     assert resource.getrlimit(resource.RLIMIT_NOFILE) == before
 
 
-def test_in_process_workers_are_not_sent_server_none():
+def test_in_process_workers_are_not_sent_server_none(fake_targets):
     params = spec.resolve_params(spec.workload("chat"), {})
     assert params["server"] == "none"
-    assert "server" not in chat_server.worker_params("chat", params)
-    assert chat_server.worker_params("chat", params | {"server": "ws"})["server"] == "ws"
+    t = targets.target("fake")
+    v = t.variants["chat_ok"]
+    assert "server" not in t.request("chat", v, params, 1, False)["params"]
+    assert t.request("chat", v, params | {"server": "ws"}, 1, False)["params"]["server"] == "ws"
 
 
 def test_server_only_facts_are_required_of_the_server_kind_alone():
