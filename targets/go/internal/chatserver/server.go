@@ -89,6 +89,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has answered the client
 	}
+	// The connection is hijacked: serve it from a fresh goroutine and let this
+	// one, whose stack grew while net/http parsed the request, end.
+	go s.serve(conn)
+}
+
+// serve is one connection: a user or the stats control connection.
+func (s *Server) serve(conn *websocket.Conn) {
 	defer conn.Close()
 	_, first, err := conn.ReadMessage()
 	if err != nil {
