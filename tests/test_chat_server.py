@@ -33,7 +33,7 @@ def nothing_left():
     assert not processes_matching("msgbench-chatload"), "the load generator outlived its measurement"
 
 
-def test_a_working_server_is_measured_verified_and_sampled(fake_targets):
+def test_a_working_server_is_measured_verified_and_sampled(fake_targets, capsys):
     assert main(["run", "chat", "--target", "fake", "--variant", "chat_ok", *SMALL]) == 0
     (m,), _ = measurements(fake_targets)
     assert m["status"] == "ok", m["error"]
@@ -49,6 +49,10 @@ def test_a_working_server_is_measured_verified_and_sampled(fake_targets):
     names = set().union(*m["series"])
     assert {"server_rss_bytes", "server_threads_count", "loadgen_cpu_ns", "loadgen_rss_bytes"} <= names
     assert m["series"][0]["t_ms"] < 500 and len(m["series"]) >= 2
+    capsys.readouterr()
+    assert main(["show", "latest", "--format", "seed"]) == 0  # the seed's block, as for the in-process kinds
+    block = capsys.readouterr().out
+    assert "G:2     CPG:3" in block and f"Sent: {m['verify']['sent']}" in block
     nothing_left()
 
 
