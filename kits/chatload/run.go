@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -108,9 +109,28 @@ func (r *run) dialer(i int64) *websocket.Dialer {
 	if r.srv.loopback() {
 		a := addressFor(i, r.p.Users())
 		local := &net.TCPAddr{IP: net.IPv4(a[0], a[1], a[2], a[3])}
-		d.NetDialContext = (&net.Dialer{LocalAddr: local}).DialContext
+		d.NetDialContext = (&net.Dialer{LocalAddr: local, Control: bindAddressNoPort}).DialContext
 	}
 	return d
+}
+
+// ipBindAddressNoPort is Linux's IP_BIND_ADDRESS_NO_PORT (linux/in.h), which
+// the syscall package does not name.
+const ipBindAddressNoPort = 24
+
+// bindAddressNoPort lets a client bound to its source address take its port
+// at connect time, by the whole 4-tuple: bind(2) alone would want a port free
+// for every destination, which the TIME_WAIT of earlier runs' connections
+// (and other programs' on 127.0.0.1) exhaust long before 28,000 clients.
+func bindAddressNoPort(_, _ string, c syscall.RawConn) error {
+	var sockErr error
+	err := c.Control(func(fd uintptr) {
+		sockErr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+	})
+	if err != nil {
+		return err
+	}
+	return sockErr
 }
 
 // connectAll opens every user's connection, joins it to its group and waits
