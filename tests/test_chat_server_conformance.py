@@ -52,7 +52,7 @@ def test_every_chat_server_serves_the_load_generator(target, variant, think_ms, 
     metrics = m["metrics"]
     assert metrics["connections_opened_count"] == metrics["connections_held_count"] == 9
     for name in ("memory_per_connection_bytes", "server_cpu_percent", "loadgen_cpu_percent", "connect_p99_us",
-                 "latency_p99_us"):
+                 "latency_p99_us", "server_window_cpu_percent", "loadgen_window_cpu_percent"):
         assert name in metrics
     if think_ms:
         assert "achieved_send_ratio" in metrics

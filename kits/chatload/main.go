@@ -120,8 +120,16 @@ func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
 	}
 	setup := time.Since(setupStarted)
 
+	// Both processes' CPU over T alone, beside the whole run's: connecting
+	// thousands of clients costs the load generator far more than T does.
+	atRelease, err := control.query()
+	if err != nil {
+		r.fail(fmt.Errorf("the chat server did not answer its stats before T: %w", err))
+		return protocol.Result{}, r.failure
+	}
+	cpuAtRelease := cpuNow()
 	window := r.sendAll()
-	windowEnd := r.now()
+	windowEnd, cpuAtT := r.now(), cpuNow()
 	if r.isAborted() {
 		return protocol.Result{}, r.failure
 	}
@@ -154,6 +162,8 @@ func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
 		"server_cpu_ns":             final.CPUNs - baseline.CPUNs,
 		"server_wall_ns":            wall.Nanoseconds(),
 		"loadgen_cpu_ns":            cpu,
+		"server_window_cpu_ns":      atT.CPUNs - atRelease.CPUNs,
+		"loadgen_window_cpu_ns":     cpuAtT - cpuAtRelease,
 		"loadgen_peak_rss_bytes":    peak,
 		"connections_opened":        r.opened.Load(),
 		"connections_held":          atT.Connections,
