@@ -10,6 +10,7 @@
 package chatserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,7 +157,9 @@ func (s *Server) serveUser(conn *websocket.Conn, groupID, id int64, history int)
 		if err != nil {
 			break
 		}
-		g.ops <- op{from: u, msg: frame{opcode, payload}}
+		// ReadMessage's buffer starts at 512 bytes; the peer's history keeps
+		// the payload, so keep only its ~100 bytes (4 KB per user at history 10).
+		g.ops <- op{from: u, msg: frame{opcode, bytes.Clone(payload)}}
 	}
 	close(u.done)
 	g.ops <- op{leave: u}
