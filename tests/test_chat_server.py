@@ -52,7 +52,7 @@ def test_a_working_server_is_measured_verified_and_sampled(fake_targets, capsys)
     capsys.readouterr()
     assert main(["show", "latest", "--format", "seed"]) == 0  # the seed's block, as for the in-process kinds
     block = capsys.readouterr().out
-    assert "G:2     CPG:3" in block and f"Sent: {m['verify']['sent']}" in block
+    assert "[fake/chat_ok server=ws repetition 1]\nG:2     CPG:3" in block and f"Sent: {m['verify']['sent']}" in block
     nothing_left()
 
 
