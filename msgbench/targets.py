@@ -214,6 +214,12 @@ def load_target(folder: Path) -> Target:
         raise TargetError(f"{folder / 'target.toml'} declares no variants")
     if raw.get("name", folder.name) != folder.name:
         raise TargetError(f"{folder / 'target.toml'}: name {raw['name']!r} differs from its folder")
+    serving = raw.get("chat_server_variants", [])
+    unknown = [v for v in serving if v not in variants or "chat" not in variants[v].workloads]
+    if unknown or (serving and not raw.get("chat_server")):
+        raise TargetError(f"{folder / 'target.toml'}: chat_server_variants {serving} must name variants that run "
+                          f"chat ({', '.join(v for v in variants if 'chat' in variants[v].workloads) or 'none'}), "
+                          f"beside a chat_server command")
     return Target(
         name=folder.name,
         kind=raw.get("kind", "runtime"),

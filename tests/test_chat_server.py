@@ -125,3 +125,14 @@ def test_server_only_facts_are_required_of_the_server_kind_alone():
     del facts["runtime_memory_bytes"]
     assert spec.measured_problems(wl, facts, histograms, none) == ["measured runtime_memory_bytes missing"]
     assert "measured runtime_memory_bytes missing" not in spec.measured_problems(wl, facts, histograms, ws)
+
+
+def test_chat_server_variants_must_name_variants_that_run_chat(tmp_path):
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "target.toml").write_text(
+        'name = "t"\nrun = ["x"]\nchat_server = ["x", "--chat-server"]\nchat_server_variants = ["a", "nope"]\n'
+        '[variants.a]\nlabel = "idiomatic"\nworkloads = ["chat"]\n')
+    said = r"chat_server_variants \['a', 'nope'\] must name variants that run chat \(a\)"
+    with pytest.raises(targets.TargetError, match=said):
+        targets.load_target(folder)
