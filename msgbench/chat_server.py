@@ -87,12 +87,17 @@ def fit_problem(target: Target, params: dict, memory_total: int, headroom: float
 
 
 @contextlib.contextmanager
-def raised_fd_limit(params: dict):
-    """RLIMIT_NOFILE raised for the worker started inside (it inherits it): the soft limit
-    to the hard one, and as root the hard one too, to what the run needs; restored after."""
+def raised_fd_limit(jobs):
+    """RLIMIT_NOFILE raised for a run that has chat server jobs, for its workers to
+    inherit: the soft limit to the hard one, and the hard one (where it may be) to what
+    its largest job needs; put back when the run ends."""
+    serving = [users(j.params) for j in jobs if is_server_kind(j.scenario.workload, j.params)]
+    if not serving:
+        yield
+        return
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     hard = before[1]
-    want = users(params) + FD_SLACK
+    want = max(serving) + FD_SLACK
     if hard != resource.RLIM_INFINITY and hard < want:
         hard = max(hard, min(want, fd_ceiling()[0]))
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

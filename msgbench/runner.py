@@ -6,7 +6,6 @@ machine's state hits every target alike. Each measurement is stored the moment i
 ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
-import contextlib
 import os
 import resource
 import shlex
@@ -253,6 +252,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     previous_handlers = interrupts.install()
     try:
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem) as peers,
+              chat_server.raised_fd_limit(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note)) as brokers):
             for note in peers.notes:
@@ -312,19 +312,14 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
-        argv, cwd = job.target.argv(job.variant, job.process_limit), job.target.folder
-        env, limits = job.target.worker_env(job.variant), contextlib.nullcontext()
-        if chat_server.is_server_kind(wl.name, params):
-            # The worker is the load generator; the variant's env and args are the server's.
-            argv, cwd = chat_server.worker_argv()
-            env, limits = job.target.build_env(), chat_server.raised_fd_limit(params)
-        with limits:
-            outcome = run_worker(
-                argv, cwd=cwd,
-                env=env | service_env | peers.env_for(job.target, job.variant, params, job.process_limit),
-                request=job.target.request(wl.name, job.variant, params, repetition, warmup),
-                target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
-            )
+        argv, cwd, env = _worker_command(job, params)
+        outcome = run_worker(
+            argv, cwd=cwd,
+            env=env | service_env
+            | peers.env_for(job.target, job.variant, params, job.process_limit),
+            request=job.target.request(wl.name, job.variant, params, repetition, warmup),
+            target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
+        )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,
             None if broker_cpu_before is None else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
@@ -355,6 +350,15 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         job.primary.append(outcome.metrics[wl.primary_metric])
     if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
+
+
+def _worker_command(job: Job, params: dict) -> tuple[list[str], object, dict]:
+    """The worker's argv, folder and environment: the target's, or for the chat server
+    kind the load generator's, whose variant env and args are the server's alone."""
+    if chat_server.is_server_kind(job.scenario.workload, params):
+        argv, cwd = chat_server.worker_argv()
+        return argv, cwd, job.target.build_env()
+    return job.target.argv(job.variant, job.process_limit), job.target.folder, job.target.worker_env(job.variant)
 
 
 def _harness_cpu_s() -> float:

@@ -5,6 +5,7 @@ before anything starts; nothing is left running."""
 
 import dataclasses
 import resource
+import types
 
 import pytest
 
@@ -95,9 +96,14 @@ def test_a_target_without_a_chat_server_is_refused_when_named(fake_targets, caps
     assert "declares no chat server" in capsys.readouterr().err
 
 
-def test_the_fd_limit_is_raised_for_the_worker_and_restored():
+def test_the_fd_limit_is_raised_for_a_server_run_and_restored():
+    def job(**params):
+        return types.SimpleNamespace(scenario=types.SimpleNamespace(workload="chat"), params=params)
+
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
-    with chat_server.raised_fd_limit({"groups": 100, "clients_per_group": 100}):
+    with chat_server.raised_fd_limit([job(server="none", groups=9, clients_per_group=9)]):
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == before  # no server job: untouched
+    with chat_server.raised_fd_limit([job(server="ws", groups=100, clients_per_group=100)]):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         assert soft == hard >= min(10_000 + chat_server.FD_SLACK, chat_server.fd_ceiling()[0])
     assert resource.getrlimit(resource.RLIMIT_NOFILE) == before
