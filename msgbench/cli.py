@@ -13,6 +13,7 @@ import msgbench.limits as machine_limits
 from msgbench import (
     __version__,
     builds,
+    chat_server,
     compare,
     doctor,
     hosts,
@@ -303,6 +304,13 @@ def cmd_build(args) -> int:
         except targets.TargetError as exc:
             print(f"msgbench: error: {exc}", file=sys.stderr)
             failed = True
+    if any(t.chat_server for t in chosen):  # the chat server kind's one load generator
+        try:
+            print(f"build the chat load generator: make build in {chat_server.LOAD_GENERATOR_DIR}", file=sys.stderr)
+            chat_server.build_load_generator()
+        except targets.TargetError as exc:
+            print(f"msgbench: error: {exc}", file=sys.stderr)
+            failed = True
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -354,6 +362,8 @@ def cmd_run(args) -> int:
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
+        if any(chat_server.is_server_kind(j.scenario.workload, j.params) for j in plan.jobs):
+            chat_server.build_load_generator()
         for t in {j.target.label: j.target for j in plan.jobs}.values():
             # A line per build: a compiler can take a while, and nothing is silent for long.
             print(f"msgbench: building {t.label}" + (f" in {t.folder}" if t.build_of else ""), file=sys.stderr)

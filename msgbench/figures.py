@@ -26,7 +26,7 @@ LOG_SPAN = 100.0
 
 _UNITS = (
     ("_per_s", "/s"), ("_bytes", "bytes"), ("_ms", "ms"), ("_us", "µs"), ("_s", "s"),
-    ("_bits", "bits"),
+    ("_bits", "bits"), ("_percent", "%"),
 )
 
 

@@ -25,7 +25,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from msgbench import hosts, interrupts
+from msgbench import chat_server, hosts, interrupts
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -300,6 +300,8 @@ class Peers:
                 workload: str = "socket", peer_env: dict | None = None) -> dict:
         """The worker's MSGBENCH_PEER_* variables. peer_env: what the peer's environment
         sets beyond the harness's (passed to a peer on a host)."""
+        if params.get("server") == "ws":  # the chat server kind: the load generator starts the server
+            return chat_server.peer_env(target, variant, process_limit, LOCALHOST)
         if not target.serve:
             return {}
         argv = target.serve_argv(variant, process_limit)

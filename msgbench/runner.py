@@ -12,7 +12,20 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-from msgbench import expr, hosts, interrupts, placement, procs, services, spec, stats, sysinfo, targets, workloads
+from msgbench import (
+    chat_server,
+    expr,
+    hosts,
+    interrupts,
+    placement,
+    procs,
+    services,
+    spec,
+    stats,
+    sysinfo,
+    targets,
+    workloads,
+)
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
 from msgbench.suites import Scenario
@@ -118,7 +131,16 @@ def plan_run(
         for x, given in scenario.points():
             params = _resolve(wl, given)
             for target in chosen:
-                for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured):
+                serving = chat_server.is_server_kind(wl.name, params)
+                if serving and not target.chat_server:
+                    message = (f"target {target.label} declares no chat server (chat_server in its target.toml): "
+                               f"it cannot run chat with server=ws")
+                    if strict_targets and target_names:
+                        raise PlanError(message)
+                    plan.skipped.append(message)
+                    continue
+                pool = target.chat_server_variants_for() if serving else None
+                for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured, pool):
                     try:
                         plan.jobs.append(_job(scenario, x, params, wl, target, variant,
                                               repeat, warmup, timeout_s))
@@ -160,15 +182,17 @@ def _targets_for(scenario, wl, target_names, strict, plan, builds) -> list[targe
     return usable
 
 
-def _variants(target: targets.Target, workload: str, choice: str, measured: set[str]) -> list[targets.Variant]:
-    available = target.variants_for(workload)
+def _variants(target: targets.Target, workload: str, choice: str, measured: set[str],
+              pool: list[targets.Variant] | None = None) -> list[targets.Variant]:
+    """The variants a job runs; pool: the only ones that may (the chat server kind's)."""
+    available = target.variants_for(workload) if pool is None else pool
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
         return [v for v in available if not v.reference_for or measured & set(v.reference_for)]
     if choice == "all":
         return available
     if choice == "default":
         default = target.variants.get(target.default_variant)
-        return [default] if default and workload in default.workloads else available[:1]
+        return [default] if default in available else available[:1]
     wanted = [v.strip() for v in choice.split(",")]
     names = {v.name: v for v in available}
     picked = [names[w] for w in wanted if w in names]
@@ -199,7 +223,11 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
         )
     need = processes * target.process_bytes(wl.name)
     have = sysinfo.meminfo().get("MemTotal", 0)
-    if have and need > have * MEMORY_HEADROOM:
+    if chat_server.is_server_kind(wl.name, params):  # two processes, each with a socket per user
+        problem = chat_server.fit_problem(target, params, have, MEMORY_HEADROOM)
+        if problem:
+            raise PlanError(problem)
+    elif have and need > have * MEMORY_HEADROOM:
         raise PlanError(
             f"{wl.name} with {_shown(params)} on {target.name} needs about {need / 2**30:,.1f} GiB "
             f"({processes:,} processes x {target.process_bytes(wl.name):,} B): it will not fit in this "
@@ -265,6 +293,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     try:
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
                               inventory=plan.inventory, place=plan.place) as peers,
+              chat_server.raised_fd_limit(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note), placed=peers.service_host,
                                 say=progress.note) as brokers):
@@ -327,12 +356,13 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
-        env = job.target.worker_env(job.variant) | service_env
+        argv, cwd, env = _worker_command(job, params)
+        env = env | service_env
         env |= peers.env_for(job.target, job.variant, params, job.process_limit, wl.name,
                              hosts.local_env_diff(env))
         outcome = run_worker(
-            peers.worker(job, job.target.argv(job.variant, job.process_limit), env),
-            cwd=job.target.folder,
+            peers.worker(job, argv, env),
+            cwd=cwd,
             env=env,
             request=job.target.request(wl.name, job.variant, params, repetition, warmup),
             target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
@@ -371,6 +401,15 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         job.stopped = outcome.status
 
 
+def _worker_command(job: Job, params: dict) -> tuple[list[str], object, dict]:
+    """The worker's argv, folder and environment: the target's, or for the chat server
+    kind the load generator's, whose variant env and args are the server's alone."""
+    if chat_server.is_server_kind(job.scenario.workload, params):
+        argv, cwd = chat_server.worker_argv()
+        return argv, cwd, job.target.build_env()
+    return job.target.argv(job.variant, job.process_limit), job.target.folder, job.target.worker_env(job.variant)
+
+
 def _harness_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -395,7 +434,7 @@ def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: O
         return
     if wl.name == "pubsub":  # the variant's setting (target.toml), not the worker's word
         outcome.verify["lossless"] = int(bool(variant.lossless))
-    problems = spec.measured_problems(wl, outcome.measured, outcome.histograms)
+    problems = spec.measured_problems(wl, outcome.measured, outcome.histograms, params)
     try:
         outcome.metrics = {} if problems else spec.derive_metrics(
             wl, params, outcome.measured, outcome.verify, outcome.histograms)

@@ -232,7 +232,7 @@ def check_requires(wl: Workload, params: dict) -> None:
 def processes_needed(wl: Workload, params: dict) -> int:
     if not wl.processes:
         return 1
-    return int(expr.evaluate(wl.processes, _numeric(params)))
+    return int(expr.evaluate(wl.processes, _scalars(params)))
 
 
 # ---------------------------------------------------------------- verification
@@ -260,10 +260,10 @@ def missing_metrics(wl: Workload, metrics: dict, params: dict | None = None) -> 
     A metric marked "optional" may be absent (the harness adds broker CPU only where
     there is a broker); one with a "when" rule is required only when it holds.
     """
-    env = _numeric(params or {})
+    env = _scalars(params or {})
     missing = []
     for name, definition in wl.metrics.items():
-        if name in metrics or definition.get("optional"):
+        if name in metrics or is_optional(definition, env):
             continue
         when = definition.get("when")
         if when and not expr.evaluate(when, env):
@@ -279,8 +279,18 @@ class DeriveError(ValueError):
     """A result whose raw facts do not fit the workload's spec, or a formula that fails on them."""
 
 
-def measured_problems(wl: Workload, measured: dict, histograms: dict) -> list[str]:
+def is_optional(definition: dict, params: dict) -> bool:
+    """A fact's or metric's "optional": true, or a rule on the parameters under which
+    it may be absent ("server == 'none'": a fact only the chat server kind reports)."""
+    optional = definition.get("optional", False)
+    if isinstance(optional, str):
+        return bool(expr.evaluate(optional, _scalars(params)))
+    return bool(optional)
+
+
+def measured_problems(wl: Workload, measured: dict, histograms: dict, params: dict | None = None) -> list[str]:
     """What is wrong with a result's raw facts: unknown, missing or mis-shaped names."""
+    params = params or {}
     problems = []
     for name, value in measured.items():
         declared = wl.measured.get(name)
@@ -291,9 +301,9 @@ def measured_problems(wl: Workload, measured: dict, histograms: dict) -> list[st
         elif not declared.get("list") and isinstance(value, list):
             problems.append(f"measured {name} must be a number, not a list")
     problems += [f"measured {name} missing" for name, declared in wl.measured.items()
-                 if name not in measured and not declared.get("optional")]
+                 if name not in measured and not is_optional(declared, params)]
     problems += [f"histogram {name} missing" for name, declared in wl.histograms.items()
-                 if name not in histograms and not declared.get("optional")]
+                 if name not in histograms and not is_optional(declared, params)]
     for name, pairs in histograms.items():
         if name not in wl.histograms:
             problems.append(f"histogram {name} is not one of {wl.name}'s (known: {', '.join(wl.histograms) or 'none'})")
@@ -329,7 +339,7 @@ def derive_metrics(wl: Workload, params: dict, measured: dict, verify: dict, his
         for name, formula in ready.items():
             del pending[name]
             missing = sorted(expr.names_in(formula) - set(env))
-            if missing and wl.metrics[name].get("optional"):
+            if missing and is_optional(wl.metrics[name], params):
                 continue
             if missing:
                 raise DeriveError(f"metric {name} = {formula}: the worker did not report {', '.join(missing)}")
@@ -342,6 +352,11 @@ def derive_metrics(wl: Workload, params: dict, measured: dict, verify: dict, his
                 raise DeriveError(f"metric {name} = {formula} gives {value!r}, not a finite number")
             metrics[name] = env[name] = value
     return metrics
+
+
+def _scalars(params: dict) -> dict:
+    """The parameters an expression on them may name: numbers and strings (server == 'ws')."""
+    return {k: v for k, v in params.items() if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
 
 
 def _numeric(params: dict) -> dict:

@@ -85,6 +85,11 @@ class Target:
     max_processes: int
     variants: dict[str, Variant]
     build_of: Build | None = None  # one build of the runtime, when the run compares builds
+    # The chat server kind (docs/chat-server.md): the server's argv, the variants that
+    # serve it, and the server's memory per connected user (for the plan check).
+    chat_server: tuple[str, ...] = ()
+    chat_server_variants: tuple[str, ...] = ()
+    per_connection_bytes: int = 20_000
 
     @property
     def build_label(self) -> str:
@@ -105,7 +110,11 @@ class Target:
         return env
 
     def request(self, workload: str, variant: Variant, params: dict, repetition: int, warmup: bool) -> dict:
-        """The one line a worker reads on stdin (spec/request.schema.json)."""
+        """The one line a worker reads on stdin (spec/request.schema.json). chat's
+        server=none (the in-process kinds) is left out: the workers that came before the
+        chat server kind refuse parameter names they do not know."""
+        if workload == "chat" and params.get("server") == "none":
+            params = {k: v for k, v in params.items() if k != "server"}
         return {"workload": workload, "variant": variant.name, "options": variant.options, "params": params,
                 "repetition": repetition, "warmup": warmup}
 
@@ -148,6 +157,20 @@ class Target:
 
     def serve_argv(self, variant: Variant, process_limit: int) -> list[str]:
         return self._expand(self.serve, variant, process_limit)
+
+    def chat_server_argv(self, variant: Variant, process_limit: int) -> list[str]:
+        """chat_server with the variant's arguments where {variant_args} stands, else
+        after it (docs/chat-server.md); the load generator appends --listen."""
+        argv = self._expand(self.chat_server, variant, process_limit)
+        if "{variant_args}" not in self.chat_server:
+            argv += [*variant.args, *(self.build_of.args if self.build_of else ())]
+        return argv
+
+    def chat_server_variants_for(self) -> list[Variant]:
+        """The variants that serve the chat server kind (none unless chat_server is declared)."""
+        if not self.chat_server:
+            return []
+        return [v for v in self.variants_for("chat") if v.name in self.chat_server_variants]
 
     def _expand(self, template, variant: Variant, process_limit: int) -> list[str]:
         argv = []
@@ -192,6 +215,12 @@ def load_target(folder: Path) -> Target:
         raise TargetError(f"{folder / 'target.toml'} declares no variants")
     if raw.get("name", folder.name) != folder.name:
         raise TargetError(f"{folder / 'target.toml'}: name {raw['name']!r} differs from its folder")
+    serving = raw.get("chat_server_variants", [])
+    unknown = [v for v in serving if v not in variants or "chat" not in variants[v].workloads]
+    if unknown or (serving and not raw.get("chat_server")):
+        raise TargetError(f"{folder / 'target.toml'}: chat_server_variants {serving} must name variants that run "
+                          f"chat ({', '.join(v for v in variants if 'chat' in variants[v].workloads) or 'none'}), "
+                          f"beside a chat_server command")
     return Target(
         name=folder.name,
         kind=raw.get("kind", "runtime"),
@@ -213,6 +242,9 @@ def load_target(folder: Path) -> Target:
         per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
+        chat_server=tuple(raw.get("chat_server", [])),
+        chat_server_variants=tuple(raw.get("chat_server_variants", [])),
+        per_connection_bytes=int(raw.get("per_connection_bytes", 20_000)),
     )
 
 

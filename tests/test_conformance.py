@@ -76,7 +76,7 @@ def call(t: targets.Target, variant: str, workload: str, params: dict, brokers: 
         # spec declares and nothing else; every metric is the harness's.
         assert not outcome.metrics, f"the worker computed metrics itself: {sorted(outcome.metrics)}"
         wl = spec.workload(workload)
-        assert spec.measured_problems(wl, outcome.measured, outcome.histograms) == []
+        assert spec.measured_problems(wl, outcome.measured, outcome.histograms, params) == []
         runner.derive(wl, params, v, outcome)
     return outcome
 

@@ -74,7 +74,8 @@ def test_every_workload_spec_is_complete():
         wl = spec.workload(raw["workload"])
         assert wl.primary_metric in wl.metrics, path
         for name in wl.metrics:
-            assert name.endswith(("_ms", "_us", "_per_s", "_bytes", "_count", "_ratio")), f"{path}: {name} has no unit"
+            units = ("_ms", "_us", "_per_s", "_bytes", "_count", "_ratio", "_percent")
+            assert name.endswith(units), f"{path}: {name} has no unit"
         for name, definition in wl.params.items():
             spec.check_param(name, definition, definition["default"])
         for rule in wl.verify_rules:

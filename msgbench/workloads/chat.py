@@ -141,8 +141,14 @@ def measurement_block(m: dict) -> str:
 
 
 def seed_text(run: dict) -> str:
-    return "\n".join(f"[{target_label(m)} repetition {m['repetition']}]\n{measurement_block(m)}"
+    return "\n".join(f"[{target_label(m)}{_kind(m)} repetition {m['repetition']}]\n{measurement_block(m)}"
                      for m in run["measurements"] if m["workload"] == "chat" and not m["warmup"])
+
+
+def _kind(m: dict) -> str:
+    """" server=ws" for the chat server kind's blocks, so they are told from the in-process ones."""
+    server = m["params"].get("server", "none")
+    return "" if server == "none" else f" server={server}"
 
 
 HEADLINE = Headline("chat: messages received per second (higher is better) and p50/p99 delivery latency", (

@@ -54,6 +54,17 @@ func PeakRSSBytes() (int64, error) {
 
 func parseVmHWM(status io.Reader) (int64, error) { return parseKB(status, "VmHWM:") }
 
+// RSSBytes is the process's resident set size now, VmRSS in
+// /proc/self/status.
+func RSSBytes() (int64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseKB(f, "VmRSS:")
+}
+
 // parseKB reads the "<key> <n> kB" line of a /proc file.
 func parseKB(file io.Reader, key string) (int64, error) {
 	scanner := bufio.NewScanner(file)

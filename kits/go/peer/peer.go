@@ -225,15 +225,31 @@ type Process struct {
 // line; the newline is added if missing) to its stdin. Its stderr is this
 // process's stderr. who names it in errors ("the server", "the receivers").
 func Start(who string, argv []string, cwd string, request []byte) (*Process, error) {
+	p, stdout, err := Spawn(who, argv, cwd)
+	if err != nil {
+		return nil, err
+	}
+	p.Lines = NewLines(who, argv, stdout, p.ExitStatus)
+	// A peer that has already exited makes this fail (EPIPE); the end of its
+	// output, with its exit status, then says more.
+	_ = p.Send(request)
+	return p, nil
+}
+
+// Spawn starts argv in cwd as Start does, but writes nothing to its stdin
+// and leaves its stdout to the caller (Lines is nil): for a peer whose
+// output is not the peer protocol's lines (the chat server's
+// {"listening": PORT}, docs/chat-server.md). Stop works as for Start's.
+func Spawn(who string, argv []string, cwd string) (*Process, *os.File, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return nil, protocol.Errorf(protocol.Resource, "cannot make a pipe for %s: %v", who, err)
+		return nil, nil, protocol.Errorf(protocol.Resource, "cannot make a pipe for %s: %v", who, err)
 	}
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
 		stdinW.Close()
-		return nil, protocol.Errorf(protocol.Resource, "cannot make a pipe for %s: %v", who, err)
+		return nil, nil, protocol.Errorf(protocol.Resource, "cannot make a pipe for %s: %v", who, err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
@@ -247,18 +263,14 @@ func Start(who string, argv []string, cwd string, request []byte) (*Process, err
 	if err != nil {
 		stdinW.Close()
 		stdoutR.Close()
-		return nil, protocol.Errorf(protocol.Internal, "cannot start %s %s: %v", who, QuoteArgv(argv), err)
+		return nil, nil, protocol.Errorf(protocol.Internal, "cannot start %s %s: %v", who, QuoteArgv(argv), err)
 	}
 	p := &Process{cmd: cmd, stdin: stdinW, exited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	p.Lines = NewLines(who, argv, stdoutR, p.ExitStatus)
-	// A peer that has already exited makes this fail (EPIPE); the end of its
-	// output, with its exit status, then says more.
-	_ = p.Send(request)
-	return p, nil
+	return p, stdoutR, nil
 }
 
 // Pid is the peer's process id, which is also its process group's.
@@ -308,6 +320,21 @@ func (p *Process) AwaitExit(limit time.Duration) error {
 // waited for. It is safe to call more than once.
 func (p *Process) Stop() {
 	p.stdin.Close()
+	p.stopWait()
+}
+
+// Terminate sends SIGTERM to the peer's process group and closes its stdin
+// (a server that stops on either, docs/chat-server.md), then waits as Stop.
+func (p *Process) Terminate() {
+	select {
+	case <-p.exited:
+	default:
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	}
+	p.Stop()
+}
+
+func (p *Process) stopWait() {
 	select {
 	case <-p.exited:
 	case <-time.After(ExitWithin):

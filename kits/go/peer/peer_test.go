@@ -290,3 +290,28 @@ func TestLinesFromAReader(t *testing.T) {
 	_, err = ls.Next("served", time.Second)
 	expectError(t, err, protocol.Internal, `the receivers exited without saying "served"`)
 }
+
+func TestSpawnLeavesStdoutToTheCallerAndTerminateStopsTheGroup(t *testing.T) {
+	// A peer that says one line, then ignores its stdin's end: SIGTERM must stop it
+	// (and the sleep it started, in its group), well before ExitWithin.
+	p, stdout, err := Spawn("the server", []string{"sh", "-c", `echo '{"listening": 1}'; sleep 30`}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "{\"listening\": 1}\n" {
+		t.Fatalf("stdout %q, %v", line, err)
+	}
+	if p.Lines != nil {
+		t.Fatal("Spawn made the lines reader its caller reads itself")
+	}
+	started := time.Now()
+	p.Terminate()
+	if waited := time.Since(started); waited >= ExitWithin {
+		t.Fatalf("Terminate waited %v: SIGTERM did not stop the group", waited)
+	}
+	if !strings.Contains(p.ExitStatus(), "terminated") {
+		t.Fatalf("exit status %q, want a SIGTERM", p.ExitStatus())
+	}
+	p.Terminate() // safe again
+}

@@ -155,6 +155,17 @@ func (w *Writer) Result(r Result) error {
 	}{"result", r.Measured, r.Verify, r.Histograms})
 }
 
+// Sample writes an optional sample line (spec/message.schema.json): the
+// worker's own view at tMS ms since it started, each name ending in its unit
+// (_bytes, _count, _ns, _ms, _percent, _per_s).
+func (w *Writer) Sample(tMS int64, values map[string]float64) error {
+	return w.Line(struct {
+		Type   string             `json:"type"`
+		TMS    int64              `json:"t_ms"`
+		Values map[string]float64 `json:"values"`
+	}{"sample", tMS, values})
+}
+
 // Error writes an error line. An error that is not an *Error is reported as
 // internal: the worker did not expect it.
 func (w *Writer) Error(err error) error {

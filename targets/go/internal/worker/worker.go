@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"msgbench/kits/go/protocol"
+	"msgbench/kits/go/sample"
 	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/fanin"
 	"msgbench/targets/go/internal/ring"
@@ -46,7 +47,17 @@ func Run(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return w.Error(err)
 	}
+	// The chat workload's time series (RSS and the runtime's view), taken
+	// beside the measurement; the other workloads' stay unperturbed.
+	// The last sample comes before the result line, as the protocol wants.
+	var sampler *sample.Sampler
+	if req.Workload == "chat" {
+		sampler = sample.Start(w, sample.Every, sample.GoRuntime)
+	}
 	result, err := serve(req)
+	if sampler != nil {
+		sampler.Stop()
+	}
 	if err != nil {
 		return w.Error(err)
 	}

@@ -33,9 +33,11 @@ func serveLines(t *testing.T, request string) []map[string]any {
 }
 
 // expectHelloThen checks the hello line and returns the final line, which
-// must be of the given type.
+// must be of the given type. Sample lines in between (the chat workload's
+// time series) are checked for their shape and left out.
 func expectHelloThen(t *testing.T, lines []map[string]any, variant, lastType string) map[string]any {
 	t.Helper()
+	lines = withoutSamples(t, lines)
 	if len(lines) != 2 {
 		t.Fatalf("want hello and one more line, got %v", lines)
 	}
@@ -188,6 +190,35 @@ func TestSocketThroughTheProtocol(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// withoutSamples drops the sample lines, each of which must come between the
+// first and the last line and carry the Go runtime's view.
+func withoutSamples(t *testing.T, lines []map[string]any) []map[string]any {
+	t.Helper()
+	var kept []map[string]any
+	for i, line := range lines {
+		if line["type"] != "sample" {
+			kept = append(kept, line)
+			continue
+		}
+		values, ok := line["values"].(map[string]any)
+		if i == 0 || i == len(lines)-1 || !ok || values["go_heap_objects_bytes"] == nil || values["rss_bytes"] == nil {
+			t.Fatalf("sample line %d of %d: %v", i, len(lines), line)
+		}
+	}
+	return kept
+}
+
+func TestChatSamplesTheRuntimeFromTheStartToTheEnd(t *testing.T) {
+	lines := serveLines(t, `{"workload":"chat","variant":"default","options":{},"params":`+chatParams("")+`,"repetition":1}`)
+	if len(lines) < 4 || lines[1]["type"] != "sample" || lines[len(lines)-2]["type"] != "sample" {
+		t.Fatalf("want hello, a sample at the start, one at the end and the result, got %d lines", len(lines))
+	}
+	ring := serveLines(t, `{"workload":"ring","variant":"default","options":{},"params":{"n":10,"m":1,"payload":"BOO!"},"repetition":1}`)
+	if len(ring) != 2 {
+		t.Fatalf("ring: want no samples, got %d lines", len(ring))
 	}
 }
 

@@ -1,0 +1,187 @@
+// Command msgbench-chatload is the chat server kind's one load generator
+// (docs/chat-server.md): a msgbench worker (one JSON request on stdin, JSON
+// lines on stdout) that starts the target's chat server, connects G x CPG
+// WebSocket clients to it, runs the chat workload's stress or realistic T
+// through it, checks every delivery and reports the raw facts, the server's
+// stats and its own cost.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"msgbench/kits/go/measure"
+	"msgbench/kits/go/protocol"
+	"msgbench/kits/go/sample"
+)
+
+// The harness names the target the load generator stands for, and its
+// runtime's version, beside the peer command (msgbench/chat_server.py).
+const (
+	envTarget  = "MSGBENCH_CHAT_TARGET"
+	envVersion = "MSGBENCH_CHAT_RUNTIME_VERSION"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		fmt.Fprintln(os.Stderr, "usage: msgbench-chatload (the request on stdin; the server in MSGBENCH_PEER_COMMAND)")
+		os.Exit(2)
+	}
+	if err := serve(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "msgbench-chatload:", err)
+		os.Exit(1)
+	}
+}
+
+func serve(in *os.File, out *os.File) error {
+	w := protocol.NewWriter(out)
+	req, err := protocol.ReadRequest(in)
+	target := os.Getenv(envTarget)
+	if target == "" {
+		target = "chatload"
+	}
+	version := os.Getenv(envVersion)
+	if version == "" {
+		version = runtime.Version() + " (the load generator's)"
+	}
+	if herr := w.Hello(target, version, req.Variant); herr != nil {
+		return herr
+	}
+	if err != nil {
+		return w.Error(err)
+	}
+	p, err := parse(req)
+	if err != nil {
+		return w.Error(err)
+	}
+	result, err := measureServer(p, w)
+	if err != nil {
+		return w.Error(err)
+	}
+	return w.Result(result)
+}
+
+// measureServer is one measurement; the server is stopped (its whole process
+// group) and every connection closed on every path.
+func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
+	srv, err := startServer()
+	if err != nil {
+		return protocol.Result{}, err
+	}
+	defer srv.stop()
+	r := newRun(p, srv)
+	defer r.closeAll()
+	go r.watchServer()
+
+	control, err := srv.statsClient(&websocket.Dialer{HandshakeTimeout: joinWithin})
+	if err != nil {
+		r.fail(protocol.Errorf(protocol.Internal, "cannot reach the chat server at %s: %v", srv.url(), err))
+		return protocol.Result{}, r.failure
+	}
+	defer control.close()
+	baseline, err := control.query()
+	if err != nil {
+		r.fail(protocol.Errorf(protocol.Internal, "the chat server at %s did not answer its stats: %v", srv.url(), err))
+		return protocol.Result{}, r.failure
+	}
+	started, cpuStarted := time.Now(), cpuNow()
+
+	var warned sync.Once
+	sampler := sample.Start(w, sample.Every, func() map[string]float64 {
+		v := map[string]float64{
+			"loadgen_cpu_ns":         float64(cpuNow() - cpuStarted),
+			"loadgen_sent_count":     float64(r.sent.Load()),
+			"loadgen_received_count": float64(r.received.Load()),
+			"loadgen_joined_count":   float64(r.joined.Load()),
+		}
+		if rss, err := measure.RSSBytes(); err == nil {
+			v["loadgen_rss_bytes"] = float64(rss)
+		}
+		if r.isAborted() {
+			return v
+		}
+		if st, err := control.query(); err == nil {
+			for name, x := range st.values(&warned) {
+				v[name] = x
+			}
+		}
+		return v
+	})
+	defer sampler.Stop()
+
+	setupStarted := time.Now()
+	if err := r.connectAll(); err != nil {
+		return protocol.Result{}, err
+	}
+	setup := time.Since(setupStarted)
+
+	// Both processes' CPU over T alone, beside the whole run's: connecting
+	// thousands of clients costs the load generator far more than T does.
+	atRelease, err := control.query()
+	if err != nil {
+		r.fail(fmt.Errorf("the chat server did not answer its stats before T: %w", err))
+		return protocol.Result{}, r.failure
+	}
+	cpuAtRelease := cpuNow()
+	window := r.sendAll()
+	windowEnd, cpuAtT := r.now(), cpuNow()
+	if r.isAborted() {
+		return protocol.Result{}, r.failure
+	}
+	atT, err := control.query()
+	if err != nil {
+		r.fail(fmt.Errorf("the chat server did not answer its stats at T: %w", err))
+		return protocol.Result{}, r.failure
+	}
+	drain := r.drain(windowEnd)
+	if r.isAborted() {
+		return protocol.Result{}, r.failure
+	}
+	final, err := control.query()
+	if err != nil {
+		r.fail(fmt.Errorf("the chat server did not answer its stats after the drain: %w", err))
+		return protocol.Result{}, r.failure
+	}
+	wall, cpu := time.Since(started), cpuNow()-cpuStarted
+	sampler.Stop()
+	peak, _ := measure.PeakRSSBytes()
+	measured := map[string]any{
+		"setup_ns":                  setup.Nanoseconds(),
+		"send_window_ns":            window.Nanoseconds(),
+		"drain_ns":                  drain.Nanoseconds(),
+		"received_in_window":        r.receivedInWindow.Load(),
+		"processes_count":           atT.Processes,
+		"peak_rss_bytes":            final.PeakRSSBytes,
+		"latency_max_ns":            r.latency.Max(),
+		"server_baseline_rss_bytes": baseline.RSSBytes,
+		"server_cpu_ns":             final.CPUNs - baseline.CPUNs,
+		"server_wall_ns":            wall.Nanoseconds(),
+		"loadgen_cpu_ns":            cpu,
+		"server_window_cpu_ns":      atT.CPUNs - atRelease.CPUNs,
+		"loadgen_window_cpu_ns":     cpuAtT - cpuAtRelease,
+		"loadgen_peak_rss_bytes":    peak,
+		"connections_opened":        r.opened.Load(),
+		"connections_held":          atT.Connections,
+		"connect_max_ns":            r.connect.Max(),
+	}
+	// The runtime's own total, where the server reports one under that name.
+	if total, ok := atT.Runtime["total_bytes"]; ok {
+		measured["runtime_memory_bytes"] = int64(total)
+	}
+	return protocol.Result{
+		Measured: measured,
+		Verify: map[string]int64{
+			"sent":            r.sent.Load(),
+			"received":        r.received.Load(),
+			"cross_group":     r.crossGroup.Load(),
+			"self_deliveries": r.selfDeliveries.Load(),
+			"users":           r.joined.Load(),
+		},
+		Histograms: map[string][][2]int64{"latency_ns": r.latency.Sparse(), "connect_ns": r.connect.Sparse()},
+	}, nil
+}

@@ -1,0 +1,67 @@
+"""Every real chat server (each target that declares chat_server, each variant in its
+chat_server_variants: derived from the registry, so a new server needs no edit here),
+driven by the one load generator through `msgbench run` with a small G x CPG: the
+result verifies, the server kind's metrics derive, the time series holds the server's
+stats and the load generator's own, and nothing is left running. A target whose
+runtime is missing is skipped, except in CI (MSGBENCH_REQUIRE_ALL_TARGETS=1)."""
+
+import os
+
+import pytest
+
+from msgbench import chat_server, results, targets
+from msgbench.cli import main
+from msgbench.store import Store
+from tests.conftest import processes_matching
+
+pytestmark = pytest.mark.targets
+
+
+def cases():
+    targets.registry.cache_clear()
+    return [pytest.param(t.name, v.name, id=f"{t.name}-{v.name}")
+            for t in targets.registry().values() for v in t.chat_server_variants_for()]
+
+
+@pytest.fixture(scope="module")
+def load_generator():
+    chat_server.build_load_generator()
+
+
+@pytest.mark.parametrize(("target", "variant"), cases())
+@pytest.mark.parametrize("think_ms", [0, 100], ids=["stress", "realistic"])
+def test_every_chat_server_serves_the_load_generator(target, variant, think_ms, load_generator, tmp_path,
+                                                     monkeypatch):
+    t = targets.target(target)
+    missing = t.missing_requirements()
+    if missing:
+        if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
+            pytest.fail(f"{target} needs {', '.join(missing)}")
+        pytest.skip(f"{target} needs {', '.join(missing)}")
+    targets.build(t)
+    store = tmp_path / "store.sqlite"
+    monkeypatch.setenv("MSGBENCH_STORE", str(store))
+    assert main(["run", "chat", "--target", target, "--variant", variant, "-p", "server=ws",
+                 "-p", "groups=3", "-p", "clients_per_group=3", "-p", "duration_s=0.5", "-p", f"think_ms={think_ms}",
+                 "-p", "drain_timeout_s=10", "--repeat", "1", "--warmup", "0", "--no-build"]) == 0
+    s = Store(store)
+    (m,) = s.measurements(s.resolve("latest"))
+    assert m["status"] == "ok", m["error"]
+    assert m["verify"]["users"] == 9 and m["verify"]["received"] == m["verify"]["sent"] > 0
+    assert m["verify"]["cross_group"] == 0 and m["verify"]["self_deliveries"] == 0
+    metrics = m["metrics"]
+    assert metrics["connections_opened_count"] == metrics["connections_held_count"] == 9
+    for name in ("memory_per_connection_bytes", "server_cpu_percent", "loadgen_cpu_percent", "connect_p99_us",
+                 "latency_p99_us", "server_window_cpu_percent", "loadgen_window_cpu_percent"):
+        assert name in metrics
+    if think_ms:
+        assert "achieved_send_ratio" in metrics
+    names = set().union(*m["series"])
+    assert {"server_rss_bytes", "server_cpu_ns", "server_connections_count", "loadgen_cpu_ns",
+            "loadgen_rss_bytes"} <= names
+    assert any(n.startswith("server_") and n not in {"server_rss_bytes", "server_peak_rss_bytes", "server_cpu_ns",
+                                                      "server_connections_count", "server_processes_count"}
+               for n in names), "the server's runtime view is missing from the series"
+    assert results.run_document(s, [s.resolve("latest")])["runs"][0]["summary"]
+    assert not processes_matching("msgbench-chatload")
+    assert not processes_matching("--chat-server") and not processes_matching("--listen")
