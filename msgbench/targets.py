@@ -84,6 +84,11 @@ class Target:
     max_processes: int
     variants: dict[str, Variant]
     build_of: Build | None = None  # one build of the runtime, when the run compares builds
+    # The chat server kind (docs/chat-server.md): the server's argv, relative to the folder,
+    # the variants that serve it, and its measured memory per connected user.
+    chat_server: list[str] = field(default_factory=list)
+    chat_server_variants: list[str] = field(default_factory=list)
+    per_connection_bytes: int | None = None
 
     @property
     def build_label(self) -> str:
@@ -212,6 +217,9 @@ def load_target(folder: Path) -> Target:
         per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
+        chat_server=list(raw.get("chat_server", [])),
+        chat_server_variants=list(raw.get("chat_server_variants", [])),
+        per_connection_bytes=raw.get("per_connection_bytes"),
     )
 
 
