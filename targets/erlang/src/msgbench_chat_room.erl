@@ -43,10 +43,7 @@ post(Room, Opcode, Payload) ->
 loop(Room) ->
     receive
         {post, From, Opcode, Payload} ->
-            case peer(From, Room) of
-                none -> ok;
-                Peer -> Peer ! {deliver, Opcode, Payload}
-            end,
+            ok = deliver(peer(From, Room), Opcode, Payload),
             loop(Room);
         {join, User, Ref} ->
             _ = erlang:monitor(process, User),
@@ -55,6 +52,11 @@ loop(Room) ->
         {'DOWN', _Monitor, process, User, _Reason} ->
             loop(remove(User, Room))
     end.
+
+deliver(none, _Opcode, _Payload) -> ok;
+deliver(Peer, Opcode, Payload) ->
+    Peer ! {deliver, Opcode, Payload},
+    ok.
 
 %% One of the group's members other than From, uniformly: a place among the
 %% size - 1 others, skipping From's own. A group with no other member drops

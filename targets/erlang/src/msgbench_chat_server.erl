@@ -17,6 +17,9 @@
 %% connects (the load generator opens thousands at once) keeps every
 %% scheduler accepting.
 -define(ACCEPTORS, 16).
+%% serve/4 never returns (it owns the listening socket until the VM stops),
+%% so neither does the fun main/0 spawns it in: by design.
+-dialyzer({no_return, main/0}).
 -define(GROUPS, msgbench_chat_groups).
 -define(REGISTRY, msgbench_chat_registry).
 -define(CONNECTIONS, {?MODULE, connections}).
@@ -55,6 +58,7 @@ bad_listen(Address) ->
     io_lib:format("--listen ~ts: expected HOST:PORT, HOST an IPv4 address (0.0.0.0 for all), PORT 0..65535",
                   [Address]).
 
+-spec serve(inet:ip4_address(), inet:port_number(), pid(), reference()) -> no_return().
 serve(Ip, Port, Main, Ready) ->
     Options = [binary, {ip, Ip}, {packet, http_bin}, {active, false}, {reuseaddr, true},
                {backlog, 8192}, {nodelay, true}],
@@ -66,7 +70,7 @@ serve(Ip, Port, Main, Ready) ->
             [msgbench_chat_conn:start_acceptor(Listen) || _ <- lists:seq(1, ?ACCEPTORS)],
             {ok, Actual} = inet:port(Listen),
             ok = io:put_chars(standard_io, [msgbench_json:encode(#{listening => Actual}), $\n]),
-            watch_stdin(),
+            _ = watch_stdin(),
             Main ! {Ready, ok},
             %% The listening socket lives as long as its owner, this process.
             receive after infinity -> ok end;
@@ -122,6 +126,7 @@ read_stdin() ->
         _Line -> read_stdin()
     end.
 
+-spec fail(non_neg_integer(), iodata()) -> no_return().
 fail(Status, Message) ->
     io:format(standard_error, "msgbench chat server: ~ts~n", [Message]),
     erlang:halt(Status).
