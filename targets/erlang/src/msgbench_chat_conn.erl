@@ -166,6 +166,10 @@ join(GroupNumber, Number, History, #conn{socket = Socket} = Conn) ->
         ok ->
             counters:add(msgbench_chat_server:connections(), 1, 1),
             User = #user{number = Number, group = Group, history_max = History},
+            %% The handshake and the join's JSON grew the heap to several kB
+            %% that an idle user would keep for good: collect it once here
+            %% (memory per connection, docs/decisions.md).
+            true = erlang:garbage_collect(),
             case gen_tcp:send(Socket, msgbench_ws:encode(text, msgbench_json:encode(#{joined => Number}))) of
                 ok -> frames(Conn#conn{role = User});
                 {error, _} -> gone(Conn#conn{role = User})
