@@ -12,7 +12,13 @@
 -spec start(fun((map()) -> ok), pos_integer()) -> pid().
 start(Emit, IntervalMs) ->
     Start = erlang:monotonic_time(),
-    spawn_link(fun() -> loop(Emit, IntervalMs, Start, sample(Emit, Start, undefined)) end).
+    spawn_link(fun() ->
+                       %% High priority: a stress run keeps every scheduler busy, and
+                       %% a normal process would sample late and irregularly. A sample
+                       %% takes microseconds, so it takes little from the measurement.
+                       process_flag(priority, high),
+                       loop(Emit, IntervalMs, Start, 1, sample(Emit, Start, undefined))
+               end).
 
 %% The last sample, then the sampler ends; returns once it is written, so
 %% that no sample follows the result.
@@ -28,14 +34,18 @@ stop(Sampler) ->
             exit({sampler_died, Reason})
     end.
 
-loop(Emit, IntervalMs, Start, Scheduler) ->
+%% The N-th sample is due N intervals after the start, so that the series
+%% keeps its pace however long each sample takes.
+loop(Emit, IntervalMs, Start, N, Scheduler) ->
+    Due = Start + erlang:convert_time_unit(N * IntervalMs, millisecond, native),
+    Wait = max(0, erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond)),
     receive
         {stop, From, Ref} ->
             _ = sample(Emit, Start, Scheduler),
             unlink(From),
             From ! {Ref, stopped}
-    after IntervalMs ->
-        loop(Emit, IntervalMs, Start, sample(Emit, Start, Scheduler))
+    after Wait ->
+        loop(Emit, IntervalMs, Start, N + 1, sample(Emit, Start, Scheduler))
     end.
 
 sample(Emit, Start, Scheduler) ->
