@@ -204,7 +204,10 @@ chat_realistic_binary_test() ->
 
 %% A chat run's samples: between hello and the result, the first at t = 0
 %% and the last after the drain, in time order, every name with its unit.
-chat_samples_test() ->
+chat_samples_test_() ->
+    {timeout, 60, fun chat_samples/0}.  % 1.2 s of sends and the drain, on a loaded machine
+
+chat_samples() ->
     [Hello | Rest] = lines(request(chat, default, ?OFF_HEAP, chat_params(#{duration_s => 1.2}))),
     ?assertMatch(#{<<"type">> := <<"hello">>}, Hello),
     {Samples, [Result]} = lists:splitwith(fun(#{<<"type">> := Type}) -> Type =:= <<"sample">> end, Rest),
