@@ -8,7 +8,8 @@ variant's args + `--listen 127.0.0.1:0`, the variant's environment) and says
 `{"listening": PORT}` and nothing else on stdout; users join (2 groups x 3 users) and
 each gets `{"joined": U}`; text and binary messages (7-, 16- and 64-bit frame lengths) are
 delivered verbatim with their opcode to another member of the sender's group, never to
-the sender or another group, and spread over the other members; pings are answered; the
+the sender or another group, and spread over the other members; a fragmented message
+arrives whole; pings are answered; the
 stats connection answers with the required keys; a closed user leaves its group; SIGTERM
 and a closed stdin each end the server promptly, and nothing is left running.
 
@@ -258,6 +259,12 @@ def test_users_join_and_every_message_reaches_one_peer_of_its_group_verbatim(ser
         receivers = set((await deliveries(users, sent)).values())
         others = {u.number for u in users if u.group == sender.group and u is not sender}
         assert receivers == others, f"40 sends of user {sender.number} reached {receivers}, not all of {others}"
+
+        # A fragmented message (RFC 6455 5.4) arrives whole, as one message.
+        sender = users[GROUPS * USERS_PER_GROUP - 1]
+        whole = text_payload(sender, 99, 1000)
+        await sender.ws.send([whole[:7], whole[7:500], whole[500:]])
+        await deliveries(users, [whole])
 
         # Pings are answered (RFC 6455 5.5.2) between messages.
         await asyncio.wait_for(await users[1].ws.ping(b"are you there"), ANSWER_S)
