@@ -53,16 +53,17 @@ def main() -> int:
                               stdout=subprocess.PIPE, start_new_session=True)
     try:
         port = json.loads(server.stdout.readline())["listening"]
-        report = asyncio.run(check(port, args))
+        report = asyncio.run(check(port, args, server))
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
     report |= {"target": t.name, "variant": variant.name, "users": args.users}
     print(json.dumps(report, indent=1))
     return 0
 
 
-async def check(port: int, args) -> dict:
+async def check(port: int, args, server: subprocess.Popen) -> dict:
     url = f"ws://127.0.0.1:{port}/"
     control = await connect(url, compression=None)
 
@@ -116,9 +117,18 @@ async def check(port: int, args) -> dict:
     await asyncio.sleep(1)  # the server settles
     joined = await stats()
     go.set()
-    await asyncio.gather(*tasks)
+    if args.load_s:
+        await asyncio.gather(*tasks)
     after = await stats()
-    await control.close()
+    # SIGTERM: how long the server takes to exit (idle, --load-s 0: with every user connected).
+    stopping = time.monotonic()
+    os.killpg(server.pid, signal.SIGTERM)
+    while server.poll() is None:
+        await asyncio.sleep(0.01)
+    stop_s = time.monotonic() - stopping
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, control.close(), return_exceptions=True)
     report = {
         "connect_and_join_s": round(connect_s, 1),
         "server_connections": joined["connections"],
@@ -127,6 +137,7 @@ async def check(port: int, args) -> dict:
         "rss_per_connection_bytes": round((joined["rss_bytes"] - before["rss_bytes"]) / args.users),
         "server_peak_rss_bytes": after["peak_rss_bytes"],
         "client_cpu_s": round(time.process_time() - cpu_start, 1),
+        "sigterm_to_exit_s": round(stop_s, 2),
     }
     report["runtime_per_connection"] = {  # the runtime's own view, by kind
         name: round((value - before["runtime"].get(name, 0)) / args.users)
