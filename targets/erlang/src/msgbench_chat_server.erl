@@ -6,9 +6,9 @@
 %%   erl [VM flags] -noshell ... -s msgbench_chat_server main -extra --listen HOST:PORT
 %%
 %% it listens, writes {"listening": PORT} on stdout (and nothing else there
-%% afterwards: logs go to standard_error), and serves until SIGTERM (the
-%% VM's default handler stops it: init:stop/0) or until its stdin, when it is
-%% a pipe, closes (the load generator that started it is gone).
+%% afterwards: logs go to standard_error), and serves until SIGTERM (which
+%% halts it at once, msgbench_chat_sigterm) or until its stdin, when it is a
+%% pipe, closes (the load generator that started it is gone).
 -module(msgbench_chat_server).
 
 -export([main/0, parse_args/1, group/1, connections/0]).
@@ -70,6 +70,7 @@ serve(Ip, Port, Main, Ready) ->
             [msgbench_chat_conn:start_acceptor(Listen) || _ <- lists:seq(1, ?ACCEPTORS)],
             {ok, Actual} = inet:port(Listen),
             ok = io:put_chars(standard_io, [msgbench_json:encode(#{listening => Actual}), $\n]),
+            ok = msgbench_chat_sigterm:install(),
             _ = watch_stdin(),
             Main ! {Ready, ok},
             %% The listening socket lives as long as its owner, this process.
