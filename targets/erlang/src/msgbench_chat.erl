@@ -171,6 +171,7 @@ measure(Top, SetupStart, #{groups := G, clients_per_group := CPG, duration := Du
     Stopped = msgbench_measure:now(),
     await_drain(Top, Sent, ReceivedAtStop, Counters, max(LastStop, Deadline) + DrainTimeout),
     DrainEnd = msgbench_measure:now(),
+    ok = msgbench_sampler:last(),  % the series ends here, before the tree goes down
     counters:put(Counters, ?DRAIN_OVER, 1),
     lists:foreach(fun(Client) -> Client ! {finish, self()} end, Clients),
     Final = collect_final(N, Top, #{received => 0, received_in_window => 0, cross_group => 0,

@@ -29,6 +29,7 @@
 
 -define(TARGET, <<"erlang">>).
 -define(UNKNOWN_VARIANT, <<"unknown">>).
+-define(SAMPLE_INTERVAL_MS, 1000).
 
 %% Workloads this worker implements, and the module for each. A module
 %% exports configure/2 (the request, with its params, and the options read
@@ -56,7 +57,7 @@ handle(Input, Emit) ->
     Emit(hello(VariantName)),
     Final = try
                 case Request of
-                    {ok, Workload, Decoded} -> run(Workload, VariantName, Decoded);
+                    {ok, Workload, Decoded} -> run(Workload, VariantName, Decoded, Emit);
                     {error, Kind, Message} -> error_line(Kind, Message)
                 end
             catch
@@ -139,17 +140,27 @@ read_request(Line) ->
              {error, internal, io_lib:format("the request is not valid JSON: ~0p", [Reason])}}
     end.
 
-run(Workload, VariantName, Request) ->
+run(Workload, VariantName, Request, Emit) ->
     case prepare(Workload, Request) of
         {ok, Module, Config} ->
             log("~ts/~ts ~ts", [Workload, VariantName, msgbench_json:encode(Request)]),
-            case measure(Module, Config) of
+            case sampled(Workload, Emit, fun() -> measure(Module, Config) end) of
                 {ok, Result} -> Result#{type => result};
                 {error, Kind, Message} -> error_line(Kind, Message)
             end;
         {error, Kind, Message} ->
             error_line(Kind, Message)
     end.
+
+%% Chat runs for seconds to hours, and how the VM's memory moves over such a
+%% run is part of its answer (seed 003's erlang-statistics charts): the
+%% sampler emits the VM's view about once a second beside the measurement.
+%% The other workloads last milliseconds; their samples would say nothing.
+sampled(<<"chat">>, Emit, Measure) ->
+    Sampler = msgbench_sampler:start(Emit, ?SAMPLE_INTERVAL_MS),
+    try Measure() after msgbench_sampler:stop(Sampler) end;
+sampled(_Workload, _Emit, Measure) ->
+    Measure().
 
 %% The workload's module and its config, from the request's options and
 %% params. The params are the harness's, checked against the spec: no range

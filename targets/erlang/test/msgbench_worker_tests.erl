@@ -22,9 +22,10 @@ request(Workload, Variant, Options, Params) ->
                                             options => Options, params => Params,
                                             repetition => 1, warmup => false})).
 
-%% hello, then exactly one final line, which is returned.
+%% hello, then exactly one final line, which is returned (a chat run's
+%% samples between them are checked by chat_samples_test).
 final(Input) ->
-    [Hello, Final] = lines(Input),
+    [Hello, Final] = [Line || #{<<"type">> := Type} = Line <- lines(Input), Type =/= <<"sample">>],
     ?assertMatch(#{<<"type">> := <<"hello">>, <<"target">> := <<"erlang">>,
                    <<"runtime_version">> := <<"OTP ", _/binary>>, <<"variant">> := _}, Hello),
     Final.
@@ -200,6 +201,41 @@ chat_realistic_binary_test() ->
                                                        message => binary})),
     %% 5 sends due before T, whatever the phase.
     ?assertMatch(#{<<"sent">> := 30, <<"received">> := 30}, Verify).
+
+%% A chat run's samples: between hello and the result, the first at t = 0
+%% and the last at the end of the drain, in time order, every name with its unit.
+chat_samples_test_() ->
+    {timeout, 60, fun chat_samples/0}.  % 1.2 s of sends and the drain, on a loaded machine
+
+chat_samples() ->
+    [Hello | Rest] = lines(request(chat, default, ?OFF_HEAP, chat_params(#{duration_s => 1.2}))),
+    ?assertMatch(#{<<"type">> := <<"hello">>}, Hello),
+    {Samples, [Result]} = lists:splitwith(fun(#{<<"type">> := Type}) -> Type =:= <<"sample">> end, Rest),
+    ?assertMatch(#{<<"type">> := <<"result">>}, Result),
+    %% 1.2 s of sends: the one at start, one a second later, the last.
+    ?assert(length(Samples) >= 3),
+    Times = [T || #{<<"t_ms">> := T} <- Samples],
+    ?assertEqual(lists:sort(Times), Times),
+    ?assert(hd(Times) < 100),
+    ?assert(lists:last(Times) >= 1200),
+    [begin
+         ?assertMatch({match, _}, re:run(Name, "^[a-z][a-z0-9_]*_(bytes|count|ns|ms|percent|per_s)$")),
+         ?assert(is_number(Value) andalso Value >= 0)
+     end || #{<<"values">> := Values} <- Samples, {Name, Value} <- maps:to_list(Values)],
+    Last = lists:last(Samples),
+    ?assertMatch(#{<<"values">> := #{<<"rss_bytes">> := _, <<"peak_rss_bytes">> := _, <<"cpu_ns">> := _,
+                                     <<"erlang_memory_processes_bytes">> := _, <<"erlang_gc_count">> := _,
+                                     <<"erlang_io_out_bytes">> := _, <<"erlang_processes_count">> := _,
+                                     <<"scheduler_utilization_percent">> := _}}, Last),
+    %% The VM's counters only grow.
+    [#{<<"values">> := First} | _] = Samples,
+    #{<<"values">> := LastValues} = Last,
+    ?assert(maps:get(<<"erlang_gc_count">>, LastValues) >= maps:get(<<"erlang_gc_count">>, First)),
+    ?assert(maps:get(<<"cpu_ns">>, LastValues) >= maps:get(<<"cpu_ns">>, First)),
+    %% The last is taken at the end of the drain, while the run's 2 x (2 x 3 + 1)
+    %% groups, users and clients and 3 supervisors still live: 17 more than
+    %% this VM has once the run is over.
+    ?assert(maps:get(<<"erlang_processes_count">>, LastValues) >= erlang:system_info(process_count) + 17).
 
 chat_process_limit_is_a_resource_error_test() ->
     {Kind, Message} = error_of(request(chat, default, ?OFF_HEAP,
