@@ -83,6 +83,9 @@ class Target:
     per_process_bytes_for: dict  # per workload, where its processes weigh more than the ring's
     max_processes: int
     variants: dict[str, Variant]
+    chat_server: list[str] = field(default_factory=list)  # docs/chat-server.md; empty: serves no chat server
+    chat_server_variants: list[str] = field(default_factory=list)
+    per_connection_bytes: int | None = None  # server memory per connected user, for the plan check
     build_of: Build | None = None  # one build of the runtime, when the run compares builds
 
     @property
@@ -212,6 +215,9 @@ def load_target(folder: Path) -> Target:
         per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
+        chat_server=list(raw.get("chat_server", [])),
+        chat_server_variants=list(raw.get("chat_server_variants", [])),
+        per_connection_bytes=raw.get("per_connection_bytes"),
     )
 
 

@@ -3,6 +3,7 @@
 //! See README.md for the variants and how each workload maps to its seed.
 
 pub mod chat;
+pub mod chatserver;
 pub mod fanin;
 pub mod measure;
 pub mod params;

@@ -71,6 +71,16 @@ pub fn rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// Resident set size now and its peak (VmRSS, VmHWM), in bytes, from one read of
+/// /proc/self/status so that the peak is never below the current; 0s if unreadable.
+pub fn rss_and_peak_bytes() -> (u64, u64) {
+    let Ok(status) = fs::read_to_string("/proc/self/status") else {
+        return (0, 0);
+    };
+    let field = |name| status_field_bytes(&status, name).unwrap_or(0);
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
 /// Memory the kernel says is available for new allocations (MemAvailable in
 /// /proc/meminfo), in bytes; None if unreadable.
 pub fn mem_available_bytes() -> Option<u64> {
@@ -122,6 +132,8 @@ mod tests {
         assert!(peak_rss_bytes() > 0);
         assert!(rss_bytes() > 0);
         assert!(rss_bytes() <= peak_rss_bytes());
+        let (rss, peak) = rss_and_peak_bytes();
+        assert!(0 < rss && rss <= peak);
         assert!(mem_available_bytes().unwrap() > 0);
     }
 

@@ -1,0 +1,58 @@
+//! The answer to `{"stats": true}` (docs/chat-server.md): the process's own RSS and
+//! CPU from the kernel, and the runtime's view: tokio's stable RuntimeMetrics and
+//! glibc malloc's own accounting (the server uses the system allocator).
+
+use crate::measure::{process_cpu_time, rss_and_peak_bytes};
+use serde_json::{Value, json};
+
+/// Counts the server keeps itself.
+pub struct ServerCounts {
+    pub connections: u64,
+    pub groups: u64,
+}
+
+pub fn snapshot(counts: &ServerCounts) -> Value {
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let alive_tasks = metrics.num_alive_tasks() as u64;
+    let mut runtime = json!({
+        "workers_count": metrics.num_workers(),
+        "alive_tasks_count": alive_tasks,
+        "global_queue_depth_count": metrics.global_queue_depth(),
+        "groups_count": counts.groups,
+    });
+    if let (Value::Object(map), Some(malloc)) = (&mut runtime, malloc_view()) {
+        map.extend(malloc);
+    }
+    let (rss, peak_rss) = rss_and_peak_bytes();
+    json!({
+        "peak_rss_bytes": peak_rss,
+        "rss_bytes": rss,
+        "cpu_ns": u64::try_from(process_cpu_time().as_nanos()).unwrap_or(u64::MAX),
+        "connections": counts.connections,
+        "processes": alive_tasks,
+        "runtime": runtime,
+    })
+}
+
+/// glibc's mallinfo2: bytes the program holds (small blocks in use plus mmapped
+/// large ones) and bytes malloc holds from the kernel (arenas plus mmapped).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn malloc_view() -> Option<serde_json::Map<String, Value>> {
+    // SAFETY: mallinfo2 takes no arguments and returns a plain struct.
+    let info = unsafe { libc::mallinfo2() };
+    let mut view = serde_json::Map::new();
+    view.insert(
+        "malloc_in_use_bytes".into(),
+        json!(info.uordblks + info.hblkhd),
+    );
+    view.insert(
+        "malloc_system_bytes".into(),
+        json!(info.arena + info.hblkhd),
+    );
+    Some(view)
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn malloc_view() -> Option<serde_json::Map<String, Value>> {
+    None
+}
