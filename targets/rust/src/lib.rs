@@ -9,6 +9,7 @@ pub mod measure;
 pub mod params;
 pub mod protocol;
 pub mod ring;
+pub mod sampler;
 pub mod socket;
 pub mod variant;
 pub mod worker;

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     if let Err(err) = io::stdin().lock().read_line(&mut request_line) {
         eprintln!("msgbench-rust: cannot read the request: {err}");
     }
-    match msgbench_rust::worker::serve(&request_line, &mut io::stdout().lock()) {
+    match msgbench_rust::worker::serve(&request_line, &mut io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("msgbench-rust: cannot write to stdout: {err}");

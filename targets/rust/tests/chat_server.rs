@@ -3,9 +3,6 @@
 //! member, stats, bad arguments, SIGTERM. tests/test_chat_server_protocol.py checks
 //! every server of the registry with Python's `websockets` as well.
 
-mod common;
-
-use common::WORKER;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -17,6 +14,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
+const WORKER: &str = env!("CARGO_BIN_EXE_msgbench-rust");
 const ANSWER: Duration = Duration::from_secs(10);
 
 /// The server process; killed if a test fails before stopping it.

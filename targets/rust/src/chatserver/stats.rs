@@ -2,7 +2,7 @@
 //! CPU from the kernel, and the runtime's view: tokio's stable RuntimeMetrics and
 //! glibc malloc's own accounting (the server uses the system allocator).
 
-use crate::measure::{process_cpu_time, rss_and_peak_bytes};
+use crate::measure::{malloc_view, process_cpu_time, rss_and_peak_bytes};
 use serde_json::{Value, json};
 
 /// Counts the server keeps itself.
@@ -20,8 +20,8 @@ pub fn snapshot(counts: &ServerCounts) -> Value {
         "global_queue_depth_count": metrics.global_queue_depth(),
         "groups_count": counts.groups,
     });
-    if let (Value::Object(map), Some(malloc)) = (&mut runtime, malloc_view()) {
-        map.extend(malloc);
+    if let Value::Object(map) = &mut runtime {
+        map.extend(malloc_view());
     }
     let (rss, peak_rss) = rss_and_peak_bytes();
     json!({
@@ -32,27 +32,4 @@ pub fn snapshot(counts: &ServerCounts) -> Value {
         "processes": alive_tasks,
         "runtime": runtime,
     })
-}
-
-/// glibc's mallinfo2: bytes the program holds (small blocks in use plus mmapped
-/// large ones) and bytes malloc holds from the kernel (arenas plus mmapped).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn malloc_view() -> Option<serde_json::Map<String, Value>> {
-    // SAFETY: mallinfo2 takes no arguments and returns a plain struct.
-    let info = unsafe { libc::mallinfo2() };
-    let mut view = serde_json::Map::new();
-    view.insert(
-        "malloc_in_use_bytes".into(),
-        json!(info.uordblks + info.hblkhd),
-    );
-    view.insert(
-        "malloc_system_bytes".into(),
-        json!(info.arena + info.hblkhd),
-    );
-    Some(view)
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn malloc_view() -> Option<serde_json::Map<String, Value>> {
-    None
 }
