@@ -64,22 +64,29 @@ final class ChatServer extends WebSocketServer {
       return 2;
     }
     ChatServer server = new ChatServer(address);
-    server.start();
+    int port;
     try {
-      server.started.await();
-    } catch (InterruptedException e) {
+      port = server.startListening();
+    } catch (IOException | InterruptedException e) {
+      System.err.println("msgbench-java --chat-server: " + e.getMessage());
       return 1;
     }
-    if (server.startFailure.get() != null) {
-      System.err.println(
-          "msgbench-java --chat-server: cannot listen on " + address + ": " + server.startFailure);
-      return 1;
-    }
-    System.out.println("{\"listening\": " + server.getPort() + "}");
+    System.out.println("{\"listening\": " + port + "}");
     System.out.flush();
     watchStdin(System.in);
     // SIGTERM ends the JVM (status 143); the server thread keeps it alive until then.
     return waitForever();
+  }
+
+  /** Starts the server's threads; returns the port once it accepts connections. */
+  int startListening() throws IOException, InterruptedException {
+    start();
+    started.await();
+    Exception failure = startFailure.get();
+    if (failure != null) {
+      throw new IOException("cannot listen on " + getAddress() + ": " + failure, failure);
+    }
+    return getPort();
   }
 
   private static int waitForever() {
