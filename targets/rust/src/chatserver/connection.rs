@@ -226,7 +226,8 @@ impl User<'_> {
                             return Ok(());
                         }
                     }
-                    Message::Close(_) => return Ok(()),
+                    // tungstenite queued the close frame's answer: send it.
+                    Message::Close(_) => return ws.flush().await.or_else(closed_or),
                     // tungstenite answers pings itself.
                     Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
                 },
