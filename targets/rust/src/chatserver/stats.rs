@@ -21,7 +21,13 @@ pub fn snapshot(counts: &ServerCounts) -> Value {
         "groups_count": counts.groups,
     });
     if let Value::Object(map) = &mut runtime {
-        map.extend(malloc_view());
+        let malloc = malloc_view();
+        // The runtime's total (the load generator's runtime_memory_bytes): what the
+        // allocator holds from the kernel, as Erlang's total and Go's Sys are.
+        if let Some(total) = malloc.get("malloc_system_bytes") {
+            map.insert("total_bytes".into(), total.clone());
+        }
+        map.extend(malloc);
     }
     let (rss, peak_rss) = rss_and_peak_bytes();
     json!({

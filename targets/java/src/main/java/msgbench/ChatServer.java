@@ -302,6 +302,9 @@ final class ChatServer extends WebSocketServer {
         .put("processes", threads.get());
     ObjectNode runtime = n.putObject("runtime");
     RuntimeView.jvm().forEach(runtime::put);
+    // The runtime's total (the load generator's runtime_memory_bytes), as the in-process
+    // chat reports it: heap and non-heap committed.
+    runtime.put("total_bytes", Proc.runtimeMemoryBytes());
     runtime.put("groups_count", groups.size());
     return n.toString();
   }

@@ -121,6 +121,7 @@ final class ChatServerTests {
       Tests.check(
           stats.get("peak_rss_bytes").asLong() >= stats.get("rss_bytes").asLong(), "" + stats);
       Tests.check(stats.get("runtime").get("heap_used_bytes").asLong() > 0, "" + stats);
+      Tests.check(stats.get("runtime").get("total_bytes").asLong() > 0, "" + stats);
 
       // Carol is alone in group 1: her message goes nowhere.
       carol.text("alone");
