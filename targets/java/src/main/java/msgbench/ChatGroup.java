@@ -20,7 +20,11 @@ final class ChatGroup {
   /** A chat message: a String (text frame) or a byte[] (binary frame), passed on as is. */
   record Route(long from, Object payload) implements Msg {}
 
-  record Leave(long user) implements Msg {}
+  /**
+   * The user's connection closed (the user itself: a refused second join of its number must not
+   * remove the first).
+   */
+  record Leave(ChatServer.User user) implements Msg {}
 
   final LinkedBlockingQueue<Msg> inbox = new LinkedBlockingQueue<>();
   private final Members<ChatServer.User> members;
@@ -47,7 +51,7 @@ final class ChatGroup {
           String refused = members.join(j.user().id, j.user());
           j.user().joined(refused);
         } else if (m instanceof Leave l) {
-          members.leave(l.user());
+          members.leave(l.user().id, l.user());
         }
       }
     } catch (InterruptedException e) {
@@ -81,11 +85,13 @@ final class ChatGroup {
       return null;
     }
 
-    void leave(long id) {
-      Integer at = index.remove(id);
-      if (at == null) {
+    /** Removes member id if it is value (the same object). */
+    void leave(long id, T value) {
+      Integer at = index.get(id);
+      if (at == null || values.get(at) != value) {
         return;
       }
+      index.remove(id);
       int last = ids.size() - 1;
       if (at != last) { // move the last member into the gap
         ids.set(at, ids.get(last));

@@ -347,8 +347,12 @@ final class ChatServer extends WebSocketServer {
       inbox.add(payload);
     }
 
+    /**
+     * On the connection's close, whether or not the group has seen the join yet: the group takes
+     * the Join before this Leave, and the thread, if it starts, finds LEFT.
+     */
     void leave() {
-      group.send(new ChatGroup.Leave(id));
+      group.send(new ChatGroup.Leave(this));
       inbox.add(LEFT);
     }
 

@@ -185,13 +185,15 @@ final class ChatServerTests {
     for (int i = 0; i < 5; i++) { // uniform over 4 others: ~500 each
       Tests.check(i == 2 ? seen[i] == 0 : seen[i] > 300, Arrays.toString(seen));
     }
-    m.leave(10); // 14 moves into 10's slot
-    m.leave(11);
-    m.leave(13);
+    m.leave(12, 99L); // not the member joined as 12: a refused second join's leaving
+    Tests.equal(m.size(), 5, "a stranger's leave removes nobody");
+    m.leave(10, 10L); // 14 moves into 10's slot
+    m.leave(11, 11L);
+    m.leave(13, 13L);
     Tests.equal(m.size(), 2, "members left");
     Tests.equal(m.pickPeer(14), 12L, "the only other");
     Tests.equal(m.pickPeer(12), 14L, "the only other");
-    m.leave(14);
+    m.leave(14, 14L);
     Tests.equal(m.pickPeer(12), null, "alone");
   }
 
