@@ -3,11 +3,13 @@
 //! See README.md for the variants and how each workload maps to its seed.
 
 pub mod chat;
+pub mod chatserver;
 pub mod fanin;
 pub mod measure;
 pub mod params;
 pub mod protocol;
 pub mod ring;
+pub mod sampler;
 pub mod socket;
 pub mod variant;
 pub mod worker;

@@ -71,6 +71,37 @@ pub fn rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// Resident set size now and its peak (VmRSS, VmHWM), in bytes, from one read of
+/// /proc/self/status so that the peak is never below the current; 0s if unreadable.
+pub fn rss_and_peak_bytes() -> (u64, u64) {
+    let Ok(status) = fs::read_to_string("/proc/self/status") else {
+        return (0, 0);
+    };
+    let field = |name| status_field_bytes(&status, name).unwrap_or(0);
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// glibc malloc's own accounting (mallinfo2): bytes the program holds (small blocks
+/// in use plus mmapped large ones) and bytes malloc holds from the kernel (arenas plus
+/// mmapped). Empty where the allocator is not glibc's.
+pub fn malloc_view() -> serde_json::Map<String, serde_json::Value> {
+    let mut view = serde_json::Map::new();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 takes no arguments and returns a plain struct.
+        let info = unsafe { libc::mallinfo2() };
+        view.insert(
+            "malloc_in_use_bytes".into(),
+            (info.uordblks + info.hblkhd).into(),
+        );
+        view.insert(
+            "malloc_system_bytes".into(),
+            (info.arena + info.hblkhd).into(),
+        );
+    }
+    view
+}
+
 /// Memory the kernel says is available for new allocations (MemAvailable in
 /// /proc/meminfo), in bytes; None if unreadable.
 pub fn mem_available_bytes() -> Option<u64> {
@@ -122,6 +153,8 @@ mod tests {
         assert!(peak_rss_bytes() > 0);
         assert!(rss_bytes() > 0);
         assert!(rss_bytes() <= peak_rss_bytes());
+        let (rss, peak) = rss_and_peak_bytes();
+        assert!(0 < rss && rss <= peak);
         assert!(mem_available_bytes().unwrap() > 0);
     }
 

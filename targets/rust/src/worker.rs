@@ -4,10 +4,12 @@ use crate::chat::{self, ChatParams};
 use crate::fanin::{self, FaninParams};
 use crate::protocol::{self, Measurement, Request, WorkerError};
 use crate::ring::{self, RingParams};
+use crate::sampler;
 use crate::socket::{self, SocketParams};
 use crate::variant::{Variant, Workload};
 use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
 
 /// What `hello` reports as the runtime: the tokio release and the compiler.
 pub fn runtime_version() -> String {
@@ -20,7 +22,9 @@ pub fn runtime_version() -> String {
 
 /// Answers one request line on `out`. Only an I/O error on `out` is returned:
 /// everything else is reported through the protocol.
-pub fn serve(request_line: &str, out: &mut impl Write) -> io::Result<()> {
+/// A chat measurement also writes sample lines between hello and its report
+/// (`sampler.rs`), from a thread of their own: hence `Send`.
+pub fn serve<W: Write + Send>(request_line: &str, out: &mut W) -> io::Result<()> {
     let (variant, outcome) = match protocol::parse_request(request_line) {
         Ok(request) => (request.variant.clone(), Ok(request)),
         Err((variant, error)) => (variant, Err(error)),
@@ -32,10 +36,20 @@ pub fn serve(request_line: &str, out: &mut impl Write) -> io::Result<()> {
     )?;
     out.flush()?;
 
-    let report = match outcome.and_then(|request| execute_guarded(&request)) {
+    let out = Mutex::new(out);
+    let report = match outcome.and_then(|request| {
+        if request.workload == Workload::Chat.name() {
+            sampler::sampled(&out, sampler::PERIOD, || execute_guarded(&request))
+        } else {
+            execute_guarded(&request)
+        }
+    }) {
         Ok(measurement) => protocol::result_line(&measurement),
         Err(error) => protocol::error_line(&error),
     };
+    let out = out
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner());
     writeln!(out, "{report}")?;
     out.flush()
 }

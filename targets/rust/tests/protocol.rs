@@ -63,15 +63,22 @@ fn chat_params(groups: u64, clients_per_group: u64) -> Value {
     })
 }
 
-/// Checks hello then exactly one final line, and returns the final line.
+/// Checks hello, then sample lines only (chat's), then exactly one final line, and
+/// returns the final line.
 fn final_line(lines: &[Value], variant: &str) -> Value {
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.len() >= 2, "{lines:?}");
+    assert!(
+        lines[1..lines.len() - 1]
+            .iter()
+            .all(|line| line["type"] == "sample"),
+        "{lines:?}"
+    );
     let hello = &lines[0];
     assert_eq!(hello["type"], "hello");
     assert_eq!(hello["target"], "rust");
     assert_eq!(hello["variant"], variant);
     assert!(hello["runtime_version"].as_str().unwrap().contains("tokio"));
-    lines[1].clone()
+    lines[lines.len() - 1].clone()
 }
 
 fn assert_error(lines: &[Value], variant: &str, kind: &str, mentions: &str) {
@@ -154,6 +161,39 @@ fn chat_result_has_every_metric_and_verifies() {
             assert_eq!(verify["users"], 12);
         }
     }
+}
+
+#[test]
+fn chat_writes_samples_of_itself_about_once_a_second_and_other_workloads_none() {
+    let mut params = chat_params(5, 4);
+    params["duration_s"] = json!(1.6);
+    let lines = exchange(&request("chat", "default", params));
+    assert_eq!(final_line(&lines, "default")["type"], "result");
+    let samples = &lines[1..lines.len() - 1];
+    // One at the start, at about 1 s, one after the drain (the machine may be slow).
+    assert!(samples.len() >= 2, "{lines:?}");
+    let times: Vec<f64> = samples
+        .iter()
+        .map(|s| s["t_ms"].as_f64().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "{times:?}");
+    assert!(*times.last().unwrap() >= 1600.0, "{times:?}");
+    // While the users run, the runtime's tasks are counted: 5 groups, 20 users, 20 clients.
+    let during = samples
+        .iter()
+        .filter_map(|s| s["values"]["alive_tasks_count"].as_u64())
+        .max();
+    assert!(during.is_some_and(|tasks| tasks >= 45), "{samples:?}");
+    for sample in samples {
+        assert!(
+            sample["values"]["rss_bytes"].as_u64().unwrap() > 0,
+            "{sample}"
+        );
+        assert!(sample["values"]["cpu_ns"].as_u64().is_some(), "{sample}");
+    }
+
+    let lines = exchange(&request("ring", "default", ring_params(10, 3)));
+    assert_eq!(lines.len(), 2, "{lines:?}");
 }
 
 #[test]

@@ -31,6 +31,7 @@ use super::histogram::{LatencyHistogram, LatencyLog};
 use super::{ChatParams, ChatRun, MessageKind, SENTENCE};
 use crate::measure::{peak_rss_bytes, rss_bytes};
 use crate::protocol::WorkerError;
+use crate::sampler;
 use crate::variant::{Scheduler, tokio_runtime};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -162,8 +163,10 @@ pub(super) fn run(
 ) -> Result<ChatRun, WorkerError> {
     let runtime = tokio_runtime(scheduler, true)?;
     let params = params.clone();
+    sampler::watch(runtime.metrics());
     // The coordinator is a task like the others, scheduled by the same workers.
     let outcome = runtime.block_on(async move { tokio::spawn(coordinate(params, seed)).await });
+    sampler::unwatch();
     drop(runtime);
     outcome.map_err(|err| WorkerError::internal(format!("the chat coordinator failed: {err}")))?
 }

@@ -9,7 +9,8 @@ import java.util.TreeMap;
 
 /**
  * The msgbench worker (spec/README.md): one request on stdin, hello and one result or error on
- * stdout. With --serve it is the socket workload's server half; with --version it prints the JVM.
+ * stdout. With --serve it is the socket workload's server half; with --chat-server the chat server
+ * kind's server (ChatServer); with --version it prints the JVM.
  */
 public final class Main {
   static final String TARGET = "java";
@@ -38,8 +39,13 @@ public final class Main {
       SocketServer.serveStdio();
       System.exit(0);
     }
+    if (args.length >= 1 && args[0].equals("--chat-server")) {
+      System.exit(ChatServer.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
+    }
     if (args.length != 0) {
-      System.err.println("usage: msgbench-java [--serve | --version] < request.json");
+      System.err.println(
+          "usage: msgbench-java [--serve | --version | --chat-server --listen HOST:PORT]"
+              + " < request.json");
       System.exit(2);
     }
     Wire out = Wire.stdout();
@@ -62,7 +68,7 @@ public final class Main {
       out.error(bad);
     } else {
       try {
-        out.result(serve(req));
+        out.result(serveSampled(req, out));
       } catch (WorkerError e) {
         out.error(e);
       } catch (InterruptedException e) {
@@ -86,6 +92,19 @@ public final class Main {
         + ", "
         + System.getProperty("java.vendor")
         + ")";
+  }
+
+  /** chat: with sample lines (Sampler) from a thread of their own while it runs. */
+  static Wire.Result serveSampled(Request req, Wire out) throws WorkerError, InterruptedException {
+    if (!req.workload.equals("chat")) {
+      return serve(req);
+    }
+    Sampler sampler = Sampler.start(out);
+    try {
+      return serve(req);
+    } finally {
+      sampler.stop();
+    }
   }
 
   /**

@@ -64,6 +64,14 @@ final class Wire {
     line(n);
   }
 
+  /** A sample line: the process's own view at t_ms (ms since the measurement started). */
+  void sample(double tMs, Map<String, ? extends Number> values) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "sample").put("t_ms", tMs);
+    n.set("values", JSON.valueToTree(values));
+    line(n);
+  }
+
   void result(Result r) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "result");

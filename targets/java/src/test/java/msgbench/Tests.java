@@ -58,7 +58,8 @@ public final class Tests {
             RingTests.class,
             FaninTests.class,
             SocketTests.class,
-            ChatTests.class);
+            ChatTests.class,
+            ChatServerTests.class);
     int passed = 0;
     int failed = 0;
     List<String> failures = new ArrayList<>();
