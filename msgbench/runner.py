@@ -102,6 +102,11 @@ class Plan:
                 placement.check_roles(self.place, {j.scenario.workload for j in self.jobs}, self.inventory)
             except placement.PlacementError as exc:
                 raise PlanError(str(exc)) from None
+            placed_chat = {r for r in ("server", "clients") if r in self.place} if any(
+                chat_server.is_server_kind(j.scenario.workload, j.params) for j in self.jobs) else set()
+            if placed_chat:
+                raise PlanError(f"--place {','.join(sorted(placed_chat))}: the chat server kind runs on this machine "
+                                "only for now (its load generator is not deployed to hosts yet; docs/hosts.md)")
             if "server" in self.place and any(j.scenario.workload == "socket" for j in self.jobs) and not remote:
                 raise PlanError("--place server=... places socket's server half: give -p placement=remote too")
             if remote and self.inventory and "server" not in self.place:

@@ -81,6 +81,13 @@ def test_a_role_the_workload_lacks_or_an_unknown_host_is_refused(fake_targets, t
     assert "give -p placement=remote too" in capsys.readouterr().err
 
 
+def test_the_chat_server_kind_is_not_placed_on_hosts_yet(fake_targets, tmp_path, capsys):
+    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n")
+    assert run_cli("run", "chat", "--target", "fake", "-p", "server=ws", "--no-build",
+                   "--hosts", str(tmp_path / "hosts.toml"), "--place", "server=h1") == 2
+    assert "--place server: the chat server kind runs on this machine only for now" in capsys.readouterr().err
+
+
 def test_an_ssh_alias_is_resolved_to_the_address_it_connects_to(tmp_path):
     (tmp_path / "cfg").write_text("Host benchbox\n  HostName 192.0.2.7\n")
     assert hosts.address_of("benchbox", ["ssh", "-F", str(tmp_path / "cfg")]) == "192.0.2.7"
