@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"msgbench/kits/go/chatstats"
 	"msgbench/kits/go/peer"
 	"msgbench/kits/go/protocol"
 )
@@ -102,15 +103,9 @@ func (s *server) died() (string, bool) {
 
 func (s *server) stop() { s.proc.Terminate() }
 
-// stats is the server's answer to {"stats": true} (docs/chat-server.md).
-type stats struct {
-	PeakRSSBytes int64              `json:"peak_rss_bytes"`
-	RSSBytes     int64              `json:"rss_bytes"`
-	CPUNs        int64              `json:"cpu_ns"`
-	Connections  int64              `json:"connections"`
-	Processes    int64              `json:"processes"`
-	Runtime      map[string]float64 `json:"runtime"`
-}
+// stats is the server's answer to {"stats": true} (docs/chat-server.md), with the
+// load generator's readings of it as methods.
+type stats chatstats.Stats
 
 // statsClient is the control connection: one query at a time.
 type statsClient struct {

@@ -7,19 +7,13 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"msgbench/kits/go/chatstats"
 	"msgbench/kits/go/measure"
 	"msgbench/kits/go/sample"
 )
 
 // Stats is the answer to {"stats": true} (docs/chat-server.md).
-type Stats struct {
-	PeakRSSBytes int64              `json:"peak_rss_bytes"`
-	RSSBytes     int64              `json:"rss_bytes"`
-	CPUNs        int64              `json:"cpu_ns"`
-	Connections  int64              `json:"connections"`
-	Processes    int64              `json:"processes"`
-	Runtime      map[string]float64 `json:"runtime"`
-}
+type Stats = chatstats.Stats
 
 func (s *Server) stats() Stats {
 	view := sample.GoRuntime()
