@@ -333,8 +333,12 @@ mod tests {
         let result = run(Variant::DEFAULT, &params).unwrap();
         let spec: Value =
             serde_json::from_str(include_str!("../../../../spec/workloads/chat.json")).unwrap();
-        for fact in spec["measured"].as_object().unwrap().keys() {
-            assert!(result.fact(fact).is_some(), "{fact}");
+        // Facts optional by a rule on the parameters (the server kind's) are the
+        // harness's to require; every other fact the in-process kind reports.
+        for (fact, about) in spec["measured"].as_object().unwrap() {
+            if about["optional"].is_null() {
+                assert!(result.fact(fact).is_some(), "{fact}");
+            }
         }
         assert_eq!(result.count("users"), Some(6));
         assert_eq!(result.fact("processes_count"), Some(&json!(15)));
