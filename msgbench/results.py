@@ -7,7 +7,7 @@ Markdown, the HTML report and the results page); docs/results-format.md describe
 import statistics
 from collections import defaultdict
 
-from msgbench import expr, spec, stats, units
+from msgbench import expr, spec, stats, units, workloads
 from msgbench.points import point_key
 
 FORMAT_NAME = "msgbench-results"
@@ -60,13 +60,16 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
     wl = spec.workloads().get(first["workload"])
     for text in _short_run_warnings(wl, ok):
         warn("noise:short", text)
-    if wl and wl.primary_metric in computed:
-        for kind, text in stats.warnings_for(wl.primary_metric, computed[wl.primary_metric]):
+    # The noise of the figure the point is judged by (socket echo: its round trip), as
+    # the tables, the report and the page show it.
+    judged = wl and workloads.judged_metric(wl.name, first["params"], wl.primary_metric)
+    if judged and judged in computed:
+        for kind, text in stats.warnings_for(judged, computed[judged]):
             warn(f"noise:{kind}", text)
-        values = [m["metrics"][wl.primary_metric] for m in ok if wl.primary_metric in m["metrics"]]
+        values = [m["metrics"][judged] for m in ok if judged in m["metrics"]]
         reached = stats.relative_precision(values)
         if precision is not None and reached > precision:
-            warn("noise:precision", f"{wl.primary_metric}: did not converge: ±{reached:.1%} after {len(values)} "
+            warn("noise:precision", f"{judged}: did not converge: ±{reached:.1%} after {len(values)} "
                                     f"repetitions, asked ±{precision:.1%} (raise --max-repeat, or quiet the machine)")
     if wl:
         for kind, text in _threshold_warnings(wl, computed, first["params"]):

@@ -53,7 +53,7 @@ class Job:
     timeout_s: float
     process_limit: int
     stopped: str | None = None  # why the remaining repetitions are skipped
-    primary: list[float] = field(default_factory=list)  # the primary metric of each ok repetition
+    primary: list[float] = field(default_factory=list)  # each ok repetition's judged metric
     extra: int = 0  # repetitions added beyond repeat to reach the run's precision
 
     @property
@@ -400,8 +400,9 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         raise
     _store(store, run_id, job, repetition, warmup, outcome, started_at)
     progress.done(outcome.status, outcome.error)
-    if not warmup and outcome.status == "ok" and wl.primary_metric in outcome.metrics:
-        job.primary.append(outcome.metrics[wl.primary_metric])
+    judged = workloads.judged_metric(wl.name, job.params, wl.primary_metric)  # as results.py judges it
+    if not warmup and outcome.status == "ok" and judged in outcome.metrics:
+        job.primary.append(outcome.metrics[judged])
     if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
 
