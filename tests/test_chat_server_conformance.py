@@ -41,9 +41,12 @@ def test_every_chat_server_serves_the_load_generator(target, variant, think_ms, 
     targets.build(t)
     store = tmp_path / "store.sqlite"
     monkeypatch.setenv("MSGBENCH_STORE", str(store))
+    # Stress listens 1 ms after each send (the seed's other setting): an unpaced flood
+    # of 0.5 s can take a loaded CI machine longer to drain than any fixed timeout.
     assert main(["run", "chat", "--target", target, "--variant", variant, "-p", "server=ws",
                  "-p", "groups=3", "-p", "clients_per_group=3", "-p", "duration_s=0.5", "-p", f"think_ms={think_ms}",
-                 "-p", "drain_timeout_s=10", "--repeat", "1", "--warmup", "0", "--no-build"]) == 0
+                 "-p", "listener_delay_ms=1", "-p", "drain_timeout_s=30", "--repeat", "1", "--warmup", "0",
+                 "--no-build"]) == 0
     s = Store(store)
     (m,) = s.measurements(s.resolve("latest"))
     assert m["status"] == "ok", m["error"]

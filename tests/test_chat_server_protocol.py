@@ -24,6 +24,7 @@ import os
 import select
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +46,26 @@ ANSWER_S = 10
 QUIET_S = 0.5  # how long to wait for a delivery that must not come
 STATS_KEYS = {"peak_rss_bytes", "rss_bytes", "cpu_ns", "connections", "processes", "runtime"}
 UNITS = ("_bytes", "_count", "_ns", "_ms", "_percent", "_per_s")
+
+
+def run_in_own_loop(scenario) -> None:
+    """asyncio.run on a thread of its own: another test in this process (playwright's
+    sync API) may leave the main thread with a running event loop, where asyncio.run
+    refuses to start."""
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            asyncio.run(scenario())
+        except BaseException as exc:  # handed to the test's thread to fail it there
+            failure.append(exc)
+
+    thread = threading.Thread(target=body, name="protocol-scenario")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
 
 
 def servers():
@@ -276,7 +297,7 @@ def test_users_join_and_every_message_reaches_one_peer_of_its_group_verbatim(ser
         await until(lambda: all(u.reader.done() for u in users), "the server did not close every connection")
         await control.close()
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario)
 
 
 @parametrize_servers()
@@ -307,7 +328,7 @@ def test_a_user_that_closes_leaves_its_group(server):
         for user in users[1:]:
             await user.ws.close()
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario)
 
 
 @parametrize_servers()
@@ -318,7 +339,7 @@ def test_sigterm_ends_the_server_promptly_with_users_connected(server):
         server.wait(STOP_S)
         await until(lambda: all(u.reader.done() for u in users), "connections still open after the server exited")
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario)
     assert server.stdout_rest() == b"", "the server wrote more than its listening line on stdout"
 
 
@@ -329,7 +350,7 @@ def test_a_closed_stdin_ends_the_server(server):
         server.proc.stdin.close()
         server.wait(STOP_S)
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario)
 
 
 def test_the_registry_declares_a_chat_server():
