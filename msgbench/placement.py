@@ -300,7 +300,7 @@ class Peers:
                 workload: str = "socket", peer_env: dict | None = None) -> dict:
         """The worker's MSGBENCH_PEER_* variables. peer_env: what the peer's environment
         sets beyond the harness's (passed to a peer on a host)."""
-        if params.get("server") == "ws":  # the chat server kind: the load generator starts the server
+        if chat_server.is_server_kind(workload, params):  # the load generator starts the server
             return chat_server.peer_env(target, variant, process_limit, LOCALHOST)
         if not target.serve:
             return {}

@@ -20,6 +20,20 @@ def fake_targets(monkeypatch, tmp_path):
     targets.registry.cache_clear()
 
 
+def ready_target(name: str) -> targets.Target:
+    """A real target, built; skipped when its runtime is missing (failed instead where
+    MSGBENCH_REQUIRE_ALL_TARGETS says every target must run, as in CI)."""
+    t = targets.target(name)
+    missing = t.missing_requirements()
+    if missing:
+        message = f"{name} needs {', '.join(missing)}: {t.install_command()}"
+        if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    targets.build(t)
+    return t
+
+
 MARKER = "MSGBENCH_TEST_MARKER"
 
 

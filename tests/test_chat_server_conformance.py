@@ -5,14 +5,13 @@ result verifies, the server kind's metrics derive, the time series holds the ser
 stats and the load generator's own, and nothing is left running. A target whose
 runtime is missing is skipped, except in CI (MSGBENCH_REQUIRE_ALL_TARGETS=1)."""
 
-import os
 
 import pytest
 
 from msgbench import chat_server, results, targets
 from msgbench.cli import main
 from msgbench.store import Store
-from tests.conftest import processes_matching
+from tests.conftest import processes_matching, ready_target
 
 pytestmark = pytest.mark.targets
 
@@ -32,13 +31,7 @@ def load_generator():
 @pytest.mark.parametrize("think_ms", [0, 100], ids=["stress", "realistic"])
 def test_every_chat_server_serves_the_load_generator(target, variant, think_ms, load_generator, tmp_path,
                                                      monkeypatch):
-    t = targets.target(target)
-    missing = t.missing_requirements()
-    if missing:
-        if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
-            pytest.fail(f"{target} needs {', '.join(missing)}")
-        pytest.skip(f"{target} needs {', '.join(missing)}")
-    targets.build(t)
+    ready_target(target)
     store = tmp_path / "store.sqlite"
     monkeypatch.setenv("MSGBENCH_STORE", str(store))
     # Stress listens 1 ms after each send (the seed's other setting): an unpaced flood

@@ -33,7 +33,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from msgbench import targets
-from tests.conftest import MARKER, marked_command_lines
+from tests.conftest import MARKER, marked_command_lines, ready_target
 
 pytestmark = pytest.mark.targets
 
@@ -78,20 +78,11 @@ class Server:
     """One chat server process, in a session of its own, stopped and reaped on exit."""
 
     def __init__(self, name: str, variant: str, tmp_path: Path):
-        t = targets.target(name)
-        missing = t.missing_requirements()
-        if missing:
-            message = f"{name} needs {', '.join(missing)}: {t.install_command()}"
-            if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
-                pytest.fail(message)
-            pytest.skip(message)
+        t = ready_target(name)
         assert variant in t.variants, f"{name}: chat_server_variants names {variant!r}, which it does not declare"
-        targets.build(t)
         v = t.variants[variant]
-        program = t.chat_server[0]
-        if "/" in program:  # relative to the target's folder, as docs/chat-server.md says
-            program = str(t.folder / program)
-        self.argv = [program, *t.chat_server[1:], *v.args, "--listen", "127.0.0.1:0"]
+        # target.toml's command, run from the target's folder (docs/chat-server.md)
+        self.argv = [*t.chat_server_argv(v, process_limit=1_000_000), "--listen", "127.0.0.1:0"]
         self.stderr_path = tmp_path / f"{name}-{variant}.stderr"
         self.stderr = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(self.argv, cwd=t.folder, env=t.worker_env(v), stdin=subprocess.PIPE,

@@ -9,13 +9,13 @@ process is left behind. A target whose runtime is missing is skipped, except in 
 """
 
 import math
-import os
 
 import pytest
 
 from msgbench import placement, runner, services, spec, targets
 from msgbench.groups import group_alive
 from msgbench.worker import run_worker
+from tests.conftest import ready_target
 
 pytestmark = pytest.mark.targets
 
@@ -40,18 +40,6 @@ def real_targets():
 def cases():
     return [pytest.param(t.name, variant.name, workload, id=f"{t.name}-{variant.name}-{workload}")
             for t in real_targets() for variant in t.variants.values() for workload in variant.workloads]
-
-
-def ready(name: str) -> targets.Target:
-    t = targets.target(name)
-    missing = t.missing_requirements()
-    if missing:
-        message = f"{name} needs {', '.join(missing)}: {t.install_command()}"
-        if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
-            pytest.fail(message)
-        pytest.skip(message)
-    targets.build(t)
-    return t
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +86,7 @@ REFERENCE_MODES = {"socket": [{"mode": "echo"}, {"mode": "flow"}, {"mode": "flow
 
 @pytest.mark.parametrize("name, variant, workload", cases())
 def test_small_run_reports_every_metric_and_verifies(name, variant, workload, brokers):
-    t = ready(name)
+    t = ready_target(name)
     wl = spec.workload(workload)
     succeeded = 0
     modes = REFERENCE_MODES if t.kind == "reference" else MODES
@@ -128,7 +116,7 @@ def check_result(wl, params, outcome):
 @pytest.mark.parametrize("name", [t.name for t in real_targets()])
 def test_an_option_the_worker_does_not_know_is_an_error_naming_it(name, brokers):
     """Options are data in target.toml; a worker that silently ignored one would measure something else."""
-    t = ready(name)
+    t = ready_target(name)
     v = t.variants[t.default_variant]
     workload = v.workloads[0]
     params = full_params(workload, {})
@@ -142,7 +130,7 @@ def test_an_option_the_worker_does_not_know_is_an_error_naming_it(name, brokers)
 
 @pytest.mark.parametrize("name", [t.name for t in real_targets()])
 def test_unknown_workload_is_unsupported(name, brokers):
-    t = ready(name)
+    t = ready_target(name)
     outcome = call(t, t.default_variant, "no_such_workload", {}, brokers)
     assert outcome.status == "unsupported", outcome.error
 
@@ -152,7 +140,7 @@ def test_unknown_workload_is_unsupported(name, brokers):
 def test_exit_signals_are_received_or_unsupported(name, variant, brokers):
     """Every variant either carries exit signals (each counted, the rules hold) or says it
     does not, naming them; Erlang, whose notion they are, always carries them."""
-    t = ready(name)
+    t = ready_target(name)
     params = full_params("fanin", {"mix": EXIT_SIGNAL_MIX})
     outcome = call(t, variant, "fanin", params, brokers)
     if t.language == "erlang" or outcome.status != "unsupported":
@@ -166,7 +154,7 @@ def test_exit_signals_are_received_or_unsupported(name, variant, brokers):
 @pytest.mark.parametrize("name, variant", [(t.name, v.name) for t in real_targets() if t.kind != "reference"
                                            for v in t.variants_for("pubsub")])
 def test_implicit_batching_is_delivered_or_refused_as_unsupported(name, variant, brokers):
-    t = ready(name)
+    t = ready_target(name)
     params = full_params("pubsub", {"batching_bytes": 8192})
     outcome = call(t, variant, "pubsub", params, brokers)
     if outcome.status == "unsupported":
@@ -179,7 +167,7 @@ def test_implicit_batching_is_delivered_or_refused_as_unsupported(name, variant,
                                            for v in t.variants_for("pubsub")])
 def test_a_payload_beyond_the_system_is_refused_or_delivered_whole(name, variant, brokers):
     """The spec's largest payload: a system that cannot carry it says so by name."""
-    t = ready(name)
+    t = ready_target(name)
     params = full_params("pubsub", {"payload_bytes": 1048576, "duration_s": 0.2, "sources": 1,
                                     "source_threads": 1, "receivers": 1})
     outcome = call(t, variant, "pubsub", params, brokers)

@@ -6,7 +6,7 @@
 package sample
 
 import (
-	"runtime"
+	"math"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -82,8 +82,9 @@ var goMetrics = [][2]string{
 }
 
 // GoRuntime is the Go runtime's view of this process (runtime/metrics: memory
-// by class, GC cycles, bytes allocated, goroutines; the total GC pause time
-// from MemStats) with its RSS and peak RSS.
+// by class, GC cycles, bytes allocated, goroutines, the total GC pause time)
+// with its RSS and peak RSS. Nothing here stops the world: it runs beside a
+// measurement, about once a second.
 func GoRuntime() map[string]float64 {
 	samples := make([]metrics.Sample, len(goMetrics))
 	for i, m := range goMetrics {
@@ -99,11 +100,7 @@ func GoRuntime() map[string]float64 {
 			values[m[1]] = samples[i].Value.Float64()
 		}
 	}
-	// MemStats stops the world for a moment: once a second that is cheap,
-	// and it is the one exact total of GC pauses.
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	values["go_gc_pause_total_ns"] = float64(ms.PauseTotalNs)
+	values["go_gc_pause_total_ns"] = gcPauseTotalNs()
 	if rss, err := measure.RSSBytes(); err == nil {
 		values["rss_bytes"] = float64(rss)
 	}
@@ -111,4 +108,28 @@ func GoRuntime() map[string]float64 {
 		values["peak_rss_bytes"] = float64(peak)
 	}
 	return values
+}
+
+// gcPauseTotalNs is the total time GC stopped the world, summed from the
+// runtime's pause histogram (each pause counted at its bucket's midpoint)
+// rather than from runtime.ReadMemStats, which would stop the world itself.
+func gcPauseTotalNs() float64 {
+	pauses := []metrics.Sample{{Name: "/sched/pauses/total/gc:seconds"}}
+	metrics.Read(pauses)
+	if pauses[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return 0
+	}
+	h := pauses[0].Value.Float64Histogram()
+	total := 0.0
+	for i, count := range h.Counts {
+		low, high := h.Buckets[i], h.Buckets[i+1]
+		switch {
+		case math.IsInf(low, -1):
+			low = high
+		case math.IsInf(high, 1):
+			high = low
+		}
+		total += float64(count) * (low + high) / 2
+	}
+	return total * 1e9
 }

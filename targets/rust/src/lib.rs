@@ -11,5 +11,6 @@ pub mod protocol;
 pub mod ring;
 pub mod sampler;
 pub mod socket;
+pub mod stdin_watch;
 pub mod variant;
 pub mod worker;

@@ -16,12 +16,12 @@ mod connection;
 mod group;
 mod stats;
 
+use crate::stdin_watch;
 use crate::variant::{Scheduler, cores, tokio_net_runtime};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::process::{self, ExitCode};
+use std::process::ExitCode;
 use std::sync::Arc;
-use std::thread;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpSocket};
 
@@ -98,7 +98,7 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    watch_stdin();
+    stdin_watch::exit_when_stdin_closes("msgbench-rust --chat-server", 0);
     match runtime.block_on(serve(config.listen)) {
         Ok(()) => {
             // Connection tasks may still be parked in reads: do not wait for them.
@@ -159,21 +159,6 @@ fn bind(listen: SocketAddr) -> io::Result<TcpListener> {
     socket.set_reuseaddr(true)?;
     socket.bind(listen)?;
     socket.listen(LISTEN_BACKLOG)
-}
-
-/// Exits the process when stdin reaches its end: the load generator is gone.
-fn watch_stdin() {
-    let watcher = thread::Builder::new()
-        .name("stdin-watch".to_string())
-        .spawn(|| {
-            let mut sink = [0u8; 256];
-            while matches!(io::stdin().read(&mut sink), Ok(n) if n > 0) {}
-            eprintln!("msgbench-rust --chat-server: stdin closed, stopping");
-            process::exit(0);
-        });
-    if let Err(err) = watcher {
-        eprintln!("msgbench-rust --chat-server: cannot watch stdin: {err}");
-    }
 }
 
 #[cfg(test)]

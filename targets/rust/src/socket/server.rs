@@ -16,11 +16,11 @@ use super::wire::{ACK, Failure, HEADER_BYTES, IdleLimit, announced_length};
 use super::{ACCEPT_LIMIT, DISCARD_CHUNK, IDLE_LIMIT, Mode, Served, SocketParams, check_fits};
 use crate::measure::mem_available_bytes;
 use crate::protocol::{self, WorkerError};
+use crate::stdin_watch;
 use crate::variant::{Variant, Workload, tokio_net_runtime};
 use serde_json::json;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::process::{self, ExitCode};
-use std::thread;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::ReadHalf;
@@ -35,7 +35,8 @@ pub fn main() -> ExitCode {
     if let Err(err) = io::stdin().read_line(&mut request_line) {
         eprintln!("msgbench-rust --serve: cannot read the request: {err}");
     }
-    watch_stdin();
+    // The request line was taken through the same (buffered) stdin.
+    stdin_watch::exit_when_stdin_closes("msgbench-rust --serve", 1);
     let limits = ServerLimits {
         accept: ACCEPT_LIMIT,
         idle: IDLE_LIMIT,
@@ -46,22 +47,6 @@ pub fn main() -> ExitCode {
     };
     emit(&last);
     ExitCode::SUCCESS
-}
-
-/// Exits the process when stdin reaches its end: the worker is done or gone.
-fn watch_stdin() {
-    let watcher = thread::Builder::new()
-        .name("stdin-watch".to_string())
-        .spawn(|| {
-            let mut sink = [0u8; 256];
-            // The request line was taken through the same (buffered) stdin.
-            while matches!(io::stdin().read(&mut sink), Ok(n) if n > 0) {}
-            eprintln!("msgbench-rust --serve: stdin closed, stopping");
-            process::exit(1);
-        });
-    if let Err(err) = watcher {
-        eprintln!("msgbench-rust --serve: cannot watch stdin: {err}");
-    }
 }
 
 /// One JSON line on stdout, flushed. A server whose stdout is gone has no one to
