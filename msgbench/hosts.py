@@ -24,7 +24,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from msgbench import remote, sysinfo
+from msgbench import remote, sysinfo, tempdirs
 from msgbench.paths import REPO_ROOT
 
 LOCAL = "local"
@@ -162,7 +161,7 @@ class Ssh:
     def __init__(self, inventory: Inventory):
         self.inventory = inventory
         remove_leftover_control_dirs()
-        self.control = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
+        self.control = str(tempdirs.make(TEMP_PREFIX))
         self.masters: dict[str, subprocess.Popen] = {}
 
     def __enter__(self) -> "Ssh":
@@ -276,13 +275,7 @@ class Ssh:
 def remove_leftover_control_dirs() -> list[str]:
     """The control directories of runs whose harness died (SIGKILL leaves them, empty:
     each master removed its socket as it went)."""
-    removed = []
-    for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
-        pid = path.name[len(TEMP_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(str(path))
-    return removed
+    return tempdirs.sweep(TEMP_PREFIX)
 
 
 def _die_with_parent() -> None:

@@ -16,12 +16,11 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from msgbench import catalogue, interrupts, procs
+from msgbench import catalogue, interrupts, procs, tempdirs
 from msgbench.catalogue import LOCALHOST, ServiceError, ServiceSpec
 from msgbench.groups import stop_group
 
@@ -55,7 +54,8 @@ class Running:
         self.host, self.ssh = host, ssh  # a hosts.Host and the run's hosts.Ssh; None: here
         self.address = host.address if host else LOCALHOST
         self.url = service.url(self.port, self.address)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{service.name}-"))
+        tempdirs.sweep(TEMP_PREFIX)  # those of harnesses killed with SIGKILL
+        self.tmp = tempdirs.make(TEMP_PREFIX, service.name)
         self.log_path = self.tmp / "server.log"
         self.procs: list[subprocess.Popen] = []
         self.remote_tmp: str | None = None

@@ -5,12 +5,13 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
 import pytest
 
-from msgbench import catalogue, services
+from msgbench import catalogue, services, tempdirs
 from msgbench.cli import main as run_cli
 from msgbench.store import Store
 from tests.conftest import processes_matching
@@ -87,7 +88,8 @@ def session_members(sid: int) -> list[int]:
 # rabbitmq: the server script runs beam as its child, and stops it when it gets the
 # parent-death signal; redis-server is the direct child.
 @pytest.mark.parametrize("name", ["redis", "rabbitmq"])
-def test_a_harness_killed_with_sigkill_takes_its_broker_along(name, tmp_path):
+def test_a_harness_killed_with_sigkill_takes_its_broker_along_and_the_next_sweeps_its_directory(
+        name, tmp_path, monkeypatch):
     need(name)
     sid_file = tmp_path / "sid"
     script = textwrap.dedent(f"""
@@ -98,7 +100,9 @@ def test_a_harness_killed_with_sigkill_takes_its_broker_along(name, tmp_path):
         open({str(sid_file)!r}, "w").write(" ".join(str(p.pid) for p in running.procs))
         time.sleep(120)
     """)
-    harness = subprocess.Popen([sys.executable, "-c", script])
+    tmp = tmp_path / "tmp"  # the harness's TMPDIR, where its broker's directory is made
+    tmp.mkdir()
+    harness = subprocess.Popen([sys.executable, "-c", script], env=os.environ | {"TMPDIR": str(tmp)})
     deadline = time.monotonic() + 120
     while not sid_file.exists() or not sid_file.read_text():
         assert time.monotonic() < deadline, f"{name} did not start"
@@ -111,6 +115,12 @@ def test_a_harness_killed_with_sigkill_takes_its_broker_along(name, tmp_path):
     while any(session_members(sid) for sid in sessions):
         assert time.monotonic() < deadline, f"{name} outlived the harness killed with SIGKILL"
         time.sleep(0.2)
+    # its directory stays (nothing of it runs to remove it); the next harness sweeps it
+    left = [p.name for p in tmp.iterdir()]
+    assert [n.startswith(f"{services.TEMP_PREFIX}{harness.pid}-{name}-") for n in left] == [True]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    assert tempdirs.sweep(services.TEMP_PREFIX) == [str(tmp / left[0])]
+    assert not any(tmp.iterdir())
 
 
 def test_a_run_starts_the_broker_measures_its_cpu_keeps_its_log_and_survives_its_death(fake_targets, capsys):
