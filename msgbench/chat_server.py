@@ -9,7 +9,6 @@ during the run the file-descriptor limit is raised for the worker and restored a
 """
 
 import contextlib
-import functools
 import json
 import resource
 import subprocess
@@ -118,9 +117,6 @@ def server_argv(target: Target, variant: Variant, process_limit: int) -> list[st
     return ["env", *env, *argv] if env else argv
 
 
-# Asked once per target (or build) object, not before every measurement: the version
-# command can take a runtime's whole start-up (erl, java).
-_runtime_version = functools.cache(targets.runtime_version)
 
 
 def peer_env(target: Target, variant: Variant, process_limit: int, host: str) -> dict:
@@ -131,7 +127,7 @@ def peer_env(target: Target, variant: Variant, process_limit: int, host: str) ->
         "MSGBENCH_PEER_CWD": str(target.folder),
         "MSGBENCH_PEER_HOST": host,
         "MSGBENCH_CHAT_TARGET": target.name,
-        "MSGBENCH_CHAT_RUNTIME_VERSION": _runtime_version(target),
+        "MSGBENCH_CHAT_RUNTIME_VERSION": targets.runtime_version(target),
     }
 
 

@@ -285,15 +285,28 @@ def _require_working_runtime(t: Target) -> None:
     if not t.version:
         return
     try:
-        proc = sysinfo.run_bounded(t.version, cwd=t.folder, env=t.build_env())
+        code, out, err = _asked_version(t)
     except sysinfo.CommandHung as exc:
         raise TargetError(f"build {t.label}: its version command {exc}; is the runtime working?") from None
-    except OSError as exc:
-        raise TargetError(f"build {t.label}: its version command {shlex.join(t.version)} cannot start: {exc}") from None
-    if proc.returncode != 0:
-        said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+    if code is None:
+        raise TargetError(f"build {t.label}: its version command {shlex.join(t.version)} cannot start: {err}")
+    if code != 0:
+        said = (err.strip() or out.strip()).splitlines()
         raise TargetError(f"build {t.label}: its runtime does not work: `{shlex.join(t.version)}` exited with "
-                          f"code {proc.returncode}" + (f": {said[0].strip()}" if said else ""))
+                          f"code {code}" + (f": {said[0].strip()}" if said else ""))
+
+
+@cache
+def _asked_version(t: Target) -> tuple[int | None, str, str]:
+    """The version command's exit code, stdout and stderr, asked once per target (or
+    build) object: it can take a runtime's whole start-up (erl, java), and both the check
+    of a build's runtime and the run's metadata read it. Exit code None: it could not
+    start (stderr says why). CommandHung is raised, not kept."""
+    try:
+        proc = sysinfo.run_bounded(t.version, cwd=t.folder, env=t.build_env())
+    except OSError as exc:
+        return None, "", str(exc)
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def build(t: Target, quiet: bool = True) -> None:
@@ -310,18 +323,21 @@ def build(t: Target, quiet: bool = True) -> None:
                           f"{proc.returncode}):\n{output}")
 
 
-@cache
 def runtime_version(t: Target) -> str:
-    """The runtime's version as its own command prints it, or why it could not."""
+    """The runtime's version as its own command prints it (its first line), or why not."""
     if not t.version:
         return ""
     env = t.build_env()
     if shutil.which(t.version[0], path=env.get("PATH")) is None and not (t.folder / t.version[0]).exists():
         return "not installed"
     try:
-        return sysinfo.first_line_of(t.version, cwd=t.folder, env=env)
+        code, out, err = _asked_version(t)
     except sysinfo.CommandHung as exc:
         raise TargetError(f"target {t.label}: its version command {exc}; is the runtime working?") from None
+    if code is None:
+        return f"unknown ({err})"
+    lines = (out.strip() or err.strip()).splitlines()
+    return lines[0].strip() if lines else "unknown"
 
 
 def missing_packages() -> list[str]:

@@ -3,6 +3,7 @@ file, each built in its own folder when it may change the compiler, stored by na
 compared and checked; a build that is missing or fails to build leaves the others."""
 
 import json
+import sys
 
 import pytest
 
@@ -118,6 +119,24 @@ def test_a_build_whose_runtime_is_broken_is_skipped_by_name_and_the_others_run(f
     run, measured = only_run(fake_targets)
     assert {m["build"] for m in measured} == {"here"}
     assert any("fake@broken: its runtime does not work" in note for note in run["notes"])
+
+
+def test_a_builds_version_command_runs_once_per_run(fake_targets, tmp_path):
+    """It is both the check that the build's runtime works and the run's metadata: a
+    runtime's whole start-up (erl, java) asked once, not twice."""
+    wrapped = tmp_path / "wrapped-bin"
+    wrapped.mkdir()
+    calls = tmp_path / "calls"
+    runtime = wrapped / "python3"
+    runtime.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {sys.executable} "$@"\n')
+    runtime.chmod(0o755)
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "2", "--warmup", "0",
+                   "--build", f"fake:wrapped={wrapped}", "--no-build")
+    assert code == 0
+    asked = [line for line in calls.read_text().splitlines() if "--version" in line]
+    assert asked == ["worker.py --version"]
+    run, measured = only_run(fake_targets)
+    assert len(measured) == 2 and run["metadata"]["builds"]["fake@wrapped"]["version"].startswith("Python 3")
 
 
 def test_a_build_that_fails_to_build_is_skipped_and_the_others_run(fake_targets, tmp_path, capsys):
