@@ -192,7 +192,9 @@ def _variants(target: targets.Target, workload: str, choice: str, measured: set[
     """The variants a job runs; pool: the only ones that may (the chat server kind's)."""
     available = target.variants_for(workload) if pool is None else pool
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
-        return [v for v in available if not v.reference_for or measured & set(v.reference_for)]
+        # reference_for names a target ("redis") or one of its variants ("c/tuned"): run for the target
+        return [v for v in available
+                if not v.reference_for or measured & {r.split("/")[0] for r in v.reference_for}]
     if choice == "all":
         return available
     if choice == "default":

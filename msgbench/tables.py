@@ -126,5 +126,9 @@ def reference_medians(summary: list[dict], metric_of=None) -> dict[tuple, float]
 
 
 def reference_for(references: dict[tuple, float], s: dict) -> float | None:
+    """The reference for s's variant (reference_for "c/tuned"), else its target's, else everyone's."""
     point = (s["scenario"], canonical(s["params"]))
-    return references.get((*point, s["target"]), references.get((*point, None)))
+    for measured in (f"{s['target']}/{s.get('variant')}", s["target"], None):
+        if (*point, measured) in references:
+            return references[(*point, measured)]
+    return None

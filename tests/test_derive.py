@@ -54,6 +54,15 @@ def test_socket_means_over_sockets_and_rates_over_the_wall():
     assert m["bandwidth_bytes_per_s"] == 512_000_000 and m["msgs_per_s"] == 500_000
 
 
+def test_socket_round_trip_divides_by_the_round_trips_made_not_by_total_bytes():
+    # sockperf runs for a time: 1.55 s of valid duration and the round trips it counted in it
+    m = derive("socket", {"elapsed_ns": [1_550_000_000], "wall_ns": 1_550_000_000, "peak_rss_bytes": 1},
+               {"messages_sent": 20_000, "messages_received": 20_000, "bytes_sent": 320_000,
+                "bytes_received": 320_000, "content_mismatches": 0},
+               size=16, total_bytes=1_048_576, sockets=1)
+    assert m["round_trip_us"] == 77.5  # 1.55 s / 20,000, not 1.55 s / 65,536
+
+
 def test_pubsub_rate_per_receiver_and_latency_from_the_histogram():
     latencies = [1000] * 99 + [49_800]
     m = derive("pubsub", {"publish_ns": 10**9, "source_cpu_ns": 5 * 10**8, "receiver_cpu_ns": 10**8,

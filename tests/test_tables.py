@@ -29,6 +29,18 @@ def test_a_reference_for_everyone_applies_to_every_target():
     assert [row[table.headers.index("x reference")] for row in table.rows[:2]] == ["0.50x", "0.25x"]
 
 
+def test_a_reference_for_one_variant_is_that_variants_only():
+    # c/tuned pins its pairs: its ratio is against sockperf pinned alike, c/default's against plain sockperf
+    rows = [summary("c", "default", "idiomatic", 50.0), summary("c", "tuned", "tuned", 20.0),
+            summary("go", "default", "idiomatic", 60.0),
+            summary("reference", "sockperf", "reference", 100.0),
+            summary("reference", "sockperf_pinned", "reference", 40.0, reference_for=["c/tuned"])]
+    [table] = screen.summary_tables(rows)
+    ratio = {row[table.headers.index("target/variant")]: row[table.headers.index("x reference")] for row in table.rows}
+    assert ratio["c/default"] == "0.50x" and ratio["go/default"] == "0.60x"
+    assert ratio["c/tuned"] == "0.50x"
+
+
 def measurement(loss_ratio, repetition):
     return {"scenario": "pubsub", "workload": "pubsub", "target": "zeromq", "variant": "default",
             "variant_label": "idiomatic", "params": {"payload_bytes": 16}, "sweep": "payload_bytes",

@@ -29,14 +29,15 @@ def read_params(cls, raw):
     return cls(**{name: raw[name] for name in names})
 
 
-def tool_option(request: dict, tools) -> str:
-    """The variant's `tool` option (target.toml), one of tools; any other option is unknown."""
+def tool_option(request: dict, tools, others: tuple[str, ...] = ()) -> str:
+    """The variant's `tool` option (target.toml), one of tools; any option but these and others is unknown."""
     options = request.get("options")
     if not isinstance(options, dict):
         raise Failure("internal", "the request has no options object (spec/README.md, \"The worker protocol\")")
-    unknown = sorted(set(options) - {"tool"})
+    unknown = sorted(set(options) - {"tool", *others})
     if unknown:
-        raise Failure("internal", f"unknown option {unknown[0]}: the reference worker knows tool")
+        raise Failure("internal", f"unknown option {unknown[0]}: the reference worker knows "
+                                  f"{' and '.join(('tool', *others))}")
     if options.get("tool") not in tools:
         raise Failure("internal", f"option tool = {json.dumps(options.get('tool'))} is not one of "
                                   f"{', '.join(tools)} (target.toml)")

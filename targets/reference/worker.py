@@ -160,6 +160,18 @@ def iperf3_server_argv(port: int) -> list[str]:
     return ["iperf3", "-s", "-1", "-p", str(port), "-i", "0", "-J"]
 
 
+def pair_cpu(k: int) -> int:
+    """The CPU of pair k, as the c target's socket_pin.c picks it: the (k mod n)-th CPU
+    this process may run on, in ascending order."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[k % len(allowed)]
+
+
+def pinned(argv: list[str], cpu: int | None) -> list[str]:
+    """argv on one CPU (taskset, util-linux): the pinned variant's pair k, both halves on pair_cpu(k)."""
+    return argv if cpu is None else ["taskset", "-c", str(cpu), *argv]
+
+
 def sockperf_client_argv(host: str, port: int, p: Params) -> list[str]:
     return ["sockperf", "ping-pong", "--tcp", "-i", host, "-p", str(port), "-m", str(p.size),
             "-t", str(SOCKPERF_SECONDS), "--full-rtt"]
@@ -381,9 +393,10 @@ def run_iperf3(peer: Peer, ports: list[int], p: Params) -> dict:
     return flow_result(p, report, served, run.peak_rss)
 
 
-def run_sockperf(peer: Peer, ports: list[int], p: Params) -> dict:
+def run_sockperf(peer: Peer, ports: list[int], p: Params, pin: bool) -> dict:
     limit = max(SOCKPERF_CLIENT_MIN_LIMIT_S, p.time_limit_s - MARGIN_S)
-    runs = run_tools([sockperf_client_argv(peer.host, port, p) for port in ports], limit)
+    runs = run_tools([pinned(sockperf_client_argv(peer.host, port, p), pair_cpu(k) if pin else None)
+                      for k, port in enumerate(ports)], limit)
     log(f"{len(runs)} sockperf client(s) done")
     pings = [parse_sockperf(run.stdout + run.stderr) for run in runs]
     peer.send({"type": "done"})
@@ -399,7 +412,7 @@ def run_client(variant: str, request: dict, p: Params) -> dict:
         listening = peer.expect("listening", LISTEN_WITHIN_S)
         ports = [int(port) for port in listening.get("ports", [listening["port"]])]
         log(f"the server half listens on {ports}")
-        return (run_iperf3 if variant == "iperf3" else run_sockperf)(peer, ports, p)
+        return run_iperf3(peer, ports, p) if variant == "iperf3" else run_sockperf(peer, ports, p, pin_pairs(request))
     finally:
         peer.close()
 
@@ -412,11 +425,23 @@ def socket_request(request) -> tuple[str, Params]:
         raise Failure("unsupported", f"workload {request.get('workload')!r}: the reference tools "
                                      f"measure the socket workload ({', '.join(TOOL_MODE)}) and pubsub "
                                      f"({', '.join(pubsub_tools.TOOLS)}) only")
-    tool = tool_option(request, TOOL_MODE)
+    tool = tool_option(request, TOOL_MODE, others=("pin",))
+    pin_pairs(request)
     p = read_params(Params, request.get("params"))
     check_supported(tool, p)
     require_tool(tool)
     return tool, p
+
+
+def pin_pairs(request: dict) -> bool:
+    """The variant's option pin: "pair" runs sockperf's client and server of pair k on one
+    CPU (pair_cpu), as c/tuned places its threads; "none" (or absent) leaves them to the scheduler."""
+    pin = request["options"].get("pin", "none")
+    if pin not in ("none", "pair"):
+        raise Failure("internal", f"option pin = {json.dumps(pin)} is not one of none, pair (target.toml)")
+    if pin == "pair" and request["options"]["tool"] != "sockperf":
+        raise Failure("internal", "option pin = \"pair\" applies to tool sockperf only (target.toml)")
+    return pin == "pair"
 
 
 def handle(request) -> dict:
@@ -616,7 +641,9 @@ def serve_request(request, stdin: Stdin) -> None:
     variant, p = socket_request(request)  # variant: the tool
     count = 1 if variant == "iperf3" else p.sockets
     ports = choose_ports(p.port, count)
-    argvs = [iperf3_server_argv(port) if variant == "iperf3" else sockperf_server_argv(port, p) for port in ports]
+    pin = pin_pairs(request)
+    argvs = [iperf3_server_argv(port) if variant == "iperf3"
+             else pinned(sockperf_server_argv(port, p), pair_cpu(k) if pin else None) for k, port in enumerate(ports)]
     with contextlib.ExitStack() as files:
         servers = ToolServers(argvs, [files.enter_context(tempfile.TemporaryFile(mode="w+")) for _ in argvs])
         try:

@@ -44,3 +44,8 @@ bool socket_params_read(const json_value *params, socket_params *out, error_kind
     }
     return true;
 }
+
+bool socket_pins_pairs(const socket_params *p, bool pin_option)
+{
+    return pin_option && p->mode == SOCKET_ECHO;
+}

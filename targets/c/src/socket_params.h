@@ -19,6 +19,7 @@ typedef struct {
     bool remote;           /* placement */
     bool check_content;
     long long port;        /* the server's; 0 = any free port */
+    bool pin_pairs;        /* socket_pins_pairs: from the variant's option pin, not a param */
 } socket_params;
 
 /* Reads params into *out. False with *kind and a message for what this target does not
@@ -31,5 +32,11 @@ bool socket_params_read(const json_value *params, socket_params *out, error_kind
 long long socket_messages(const socket_params *p);
 
 const char *socket_mode_name(socket_mode mode);
+
+/* Whether a run pins its pairs (socket_pin.h), given the variant's option pin = "pair":
+ * in echo only. Echo wakes the other side for every message, which pinning makes a
+ * same-CPU hand-over; in flow both threads run flat out, and one CPU for both halves
+ * would halve what they can do, so flow keeps to the scheduler. */
+bool socket_pins_pairs(const socket_params *p, bool pin_option);
 
 #endif

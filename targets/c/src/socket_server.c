@@ -16,6 +16,7 @@
 #include "protocol.h"
 #include "socket_net.h"
 #include "socket_params.h"
+#include "socket_pin.h"
 #include "worker.h"
 
 #define MESSAGE_BYTES 1024
@@ -165,7 +166,13 @@ static void serve_flow(connection *c)
 static void *handle(void *arg)
 {
     connection *c = arg;
-    if (c->params->mode == SOCKET_ECHO) {
+    /* tuned: the client thread of this pair pins itself alike (connections are accepted
+     * in the order the client connects them) */
+    int pin_error = c->params->pin_pairs ? socket_pin_pair(c->index) : 0;
+    if (pin_error != 0) {
+        failf(c, "connection %lld: cannot pin the handler thread to CPU %d: %s", c->index,
+              socket_pair_cpu(c->index), strerror(pin_error));
+    } else if (c->params->mode == SOCKET_ECHO) {
         serve_echo(c);
     } else {
         serve_flow(c);
@@ -385,6 +392,7 @@ int serve_main(FILE *in, FILE *out, FILE *log)
     } else if (!socket_params_read(r.params, &p, &kind, message, sizeof message)) {
         protocol_error(out, kind, message);
     } else {
+        p.pin_pairs = socket_pins_pairs(&p, options.pin_pairs);
         static int stdin_fd;
         stdin_fd = fileno(in);
         pthread_t watcher;

@@ -94,8 +94,16 @@ bool worker_options_read(const worker_request *r, worker_options *out, char *mes
     for (size_t i = 0; i < r->options->as.object.count; i++) {
         const json_member *option = &r->options->as.object.members[i];
         const char *value = option->value->type == JSON_STRING ? option->value->as.string.chars : "";
+        if (strcmp(option->key, "pin") == 0) {
+            out->pin_pairs = strcmp(value, "pair") == 0;
+            if (!out->pin_pairs && strcmp(value, "none") != 0) {
+                snprintf(message, message_size, "option pin must be \"none\" or \"pair\" (target.toml)");
+                return false;
+            }
+            continue;
+        }
         if (strcmp(option->key, "payload") != 0) {
-            snprintf(message, message_size, "unknown option %s: the c worker knows payload", option->key);
+            snprintf(message, message_size, "unknown option %s: the c worker knows payload and pin", option->key);
             return false;
         }
         out->has_payload = strcmp(value, "slot") == 0 || strcmp(value, "malloc") == 0;
@@ -136,13 +144,15 @@ static void run_fanin(FILE *out, FILE *log, const worker_request *r, const worke
             (unsigned long long)outcome.queue_stats.sender_wakes);
 }
 
-static void run_socket(FILE *out, FILE *log, const worker_request *r)
+static void run_socket(FILE *out, FILE *log, const worker_request *r, const worker_options *options)
 {
     socket_params p;
     socket_outcome outcome;
     error_kind kind = ERROR_INTERNAL;
     char message[MESSAGE_BYTES];
-    if (!socket_params_read(r->params, &p, &kind, message, sizeof message) ||
+    bool readable = socket_params_read(r->params, &p, &kind, message, sizeof message);
+    p.pin_pairs = socket_pins_pairs(&p, options->pin_pairs);
+    if (!readable ||
         !socket_run(&p, r->line, r->length, &outcome, &kind, message, sizeof message, log)) {
         protocol_error(out, kind, message);
         return;
@@ -172,7 +182,7 @@ int worker_main(FILE *in, FILE *out, FILE *log)
     } else if (strcmp(r.workload, "fanin") == 0) {
         run_fanin(out, log, &r, &options);
     } else if (strcmp(r.workload, "socket") == 0) {
-        run_socket(out, log, &r);
+        run_socket(out, log, &r, &options);
     } else {
         snprintf(message, sizeof message,
                  "workload \"%s\" is not supported: the c target implements fanin (N OS threads sending to one "

@@ -28,6 +28,7 @@ typedef struct {
 typedef struct {
     fanin_payload payload; /* payload = "slot" | "malloc": how fanin hands a payload over */
     bool has_payload;
+    bool pin_pairs; /* pin = "pair": socket's client and server thread of each pair on one CPU */
 } worker_options;
 
 /* Reads one JSON request line from in, writes JSON lines to out and human logs to log.

@@ -4,6 +4,8 @@
  * closes. */
 #define _GNU_SOURCE
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +16,7 @@
 #include "socket_client.h"
 #include "socket_net.h"
 #include "socket_params.h"
+#include "socket_pin.h"
 #include "worker.h"
 #include "worker_run.h"
 
@@ -50,6 +53,9 @@ static void test_params_read(void)
     CHECK(p.mode == SOCKET_ECHO && p.check_content && !p.remote && socket_messages(&p) == 142);
     CHECK(read_text(GOOD("echo", "1000", "1000", "1"), &p, &kind, message, sizeof message));
     CHECK(socket_messages(&p) == 1);
+    CHECK(socket_pins_pairs(&p, true) && !socket_pins_pairs(&p, false));
+    p.mode = SOCKET_FLOW;
+    CHECK(!socket_pins_pairs(&p, true));
 
     CHECK(!read_text(PARAMS("\"echo\"", "10", "1000", "1", "\"list\"", "\"local\"", "1", "0"), &p, &kind, message,
                      sizeof message));
@@ -63,8 +69,9 @@ static void test_params_read(void)
 static void test_frames(void)
 {
     CHECK(socket_send_buffers(16) == 251);
-    CHECK(socket_send_buffers(65536) == 251); /* 251 x 64 KiB fit 16 MiB */
-    CHECK(socket_send_buffers(1 << 20) == 15);
+    CHECK(socket_send_buffers(1024) == 251);
+    CHECK(socket_send_buffers(65536) == 7); /* 7 x (4 + 64 KiB) fit 512 KiB */
+    CHECK(socket_send_buffers(1 << 20) == 2);
     CHECK(socket_send_buffers(67108864) == 2);
     unsigned char header[FRAME_HEADER_BYTES];
     frame_put_length(header, 0x01020304u);
@@ -79,16 +86,26 @@ static void use_server(const char *command)
     setenv("MSGBENCH_PEER_HOST", "127.0.0.1", 1);
 }
 
-static void request_for(char *buffer, size_t size, const char *variant, const char *params)
+#define DEFAULT_OPTIONS "{\"payload\": \"slot\"}"
+#define TUNED_OPTIONS "{\"pin\": \"pair\"}"
+
+static void request_with(char *buffer, size_t size, const char *variant, const char *options, const char *params)
 {
     snprintf(buffer, size,
-             "{\"workload\": \"socket\", \"variant\": \"%s\", \"options\": {\"payload\": \"slot\"}, \"params\": %s, "
+             "{\"workload\": \"socket\", \"variant\": \"%s\", \"options\": %s, \"params\": %s, "
              "\"repetition\": 1}\n",
-             variant, params);
+             variant, options, params);
 }
 
-/* A real run: exact counts, no mismatch, every metric there and positive. */
-static void check_run(const char *mode, long long size, long long total, long long sockets, int check_content)
+static void request_for(char *buffer, size_t size, const char *variant, const char *params)
+{
+    request_with(buffer, size, variant, DEFAULT_OPTIONS, params);
+}
+
+/* A real run of a variant (its options): exact counts, no mismatch, every metric there
+ * and positive. */
+static void check_variant_run(const char *variant, const char *options, const char *mode, long long size,
+                              long long total, long long sockets, int check_content)
 {
     char params[512];
     snprintf(params, sizeof params,
@@ -96,7 +113,7 @@ static void check_run(const char *mode, long long size, long long total, long lo
              "\"placement\": \"local\", \"check_content\": %d, \"port\": 0}",
              mode, size, total, sockets, check_content);
     char request[1024];
-    request_for(request, sizeof request, "default", params);
+    request_with(request, sizeof request, variant, options, params);
     worker_output w = run_worker(request);
     int shape = w.status == 0 && w.all_json && w.count == 2 && strcmp(string_of(w.lines[1], "type"), "result") == 0;
     CHECK(shape);
@@ -126,6 +143,50 @@ static void check_run(const char *mode, long long size, long long total, long lo
     CHECK(integer_of(measured, "peak_rss_bytes") > 0);
     CHECK(measured != NULL && measured->as.object.count == SOCKET_MEASURED_COUNT);
     release(&w);
+}
+
+static void check_run(const char *mode, long long size, long long total, long long sockets, int check_content)
+{
+    check_variant_run("default", DEFAULT_OPTIONS, mode, size, total, sockets, check_content);
+}
+
+/* The tuned variant's placement: pair k's CPU is the (k mod n)-th allowed one, the same
+ * in both halves, and a pinned thread runs there and only there. */
+static void *pinned_thread(void *arg)
+{
+    long long index = *(long long *)arg;
+    int error = socket_pin_pair(index);
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    bool one = error == 0 && pthread_getaffinity_np(pthread_self(), sizeof now, &now) == 0 && CPU_COUNT(&now) == 1;
+    *(long long *)arg = one && CPU_ISSET(socket_pair_cpu(index), &now) && sched_getcpu() == socket_pair_cpu(index);
+    return NULL;
+}
+
+static void test_pair_placement(void)
+{
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    CHECK(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    int n = CPU_COUNT(&allowed);
+    int lowest = 0;
+    while (lowest < CPU_SETSIZE && !CPU_ISSET(lowest, &allowed)) {
+        lowest++;
+    }
+    CHECK(socket_pair_cpu(0) == lowest);
+    for (long long k = 0; k < 2LL * n + 3; k++) {
+        int cpu = socket_pair_cpu(k);
+        CHECK(cpu >= 0 && CPU_ISSET(cpu, &allowed));
+        CHECK(socket_pair_cpu(k + n) == cpu); /* pair k and pair k + n share a CPU */
+        CHECK(n == 1 || socket_pair_cpu(k + 1) != cpu);
+    }
+    for (long long k = 0; k < 3; k++) {
+        long long result = k;
+        pthread_t thread;
+        CHECK(pthread_create(&thread, NULL, pinned_thread, &result) == 0);
+        pthread_join(thread, NULL);
+        CHECK(result == 1);
+    }
 }
 
 /* A listening socket on 0.0.0.0, any port: its fd and *port. */
@@ -251,6 +312,10 @@ void test_socket(void)
     check_run("flow", 7, 1000, 4, 0);
     check_run("flow", 1 << 20, 4 << 20, 2, 0); /* frames larger than the server's read chunk */
     check_run("echo", 1 << 20, 4 << 20, 2, 1);
+    test_pair_placement();
+    check_variant_run("tuned", TUNED_OPTIONS, "echo", 100, 10000, 1, 1);
+    check_variant_run("tuned", TUNED_OPTIONS, "echo", 100, 10000, 3, 1); /* more pairs than CPUs here */
+    check_variant_run("tuned", TUNED_OPTIONS, "flow", 100, 10000, 2, 1);
     test_failures();
     test_port_in_use();
     test_server_stdin_closes();

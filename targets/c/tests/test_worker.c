@@ -191,6 +191,9 @@ void test_worker(void)
     CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\", "
                          "\"gomaxprocs\": 1}, \"params\": " FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
                          "internal", "unknown option gomaxprocs"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"tuned\", \"options\": {\"payload\": \"slot\", "
+                         "\"pin\": \"core\"}, \"params\": " FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
+                         "internal", "option pin must be \"none\" or \"pair\""));
     CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {}, \"params\": "
                          FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
                          "internal", "fanin needs option payload"));

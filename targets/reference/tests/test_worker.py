@@ -222,6 +222,21 @@ def test_a_fixed_port_in_use_is_a_resource_error():
     assert answer["kind"] == "resource" and str(port) in answer["message"], answer
 
 
+@pytest.mark.parametrize("options, named", [({"tool": "sockperf", "pin": "core"}, "option pin"),
+                                            ({"tool": "iperf3", "pin": "pair"}, "tool sockperf only")])
+def test_pin_is_pair_or_none_and_for_sockperf(options, named):
+    with pytest.raises(worker.Failure) as caught:
+        worker.handle({"workload": "socket", "options": options, "params": DEFAULTS})
+    assert caught.value.kind == "internal" and named in caught.value.message
+
+
+def test_pair_k_runs_on_the_cpu_c_tuned_gives_its_pair():
+    allowed = sorted(os.sched_getaffinity(0))
+    assert [worker.pair_cpu(k) for k in range(2 * len(allowed))] == allowed * 2  # targets/c/src/socket_pin.c's rule
+    assert worker.pinned(["sockperf", "server"], 1) == ["taskset", "-c", "1", "sockperf", "server"]
+    assert worker.pinned(["sockperf", "server"], None) == ["sockperf", "server"]
+
+
 # ---------------------------------------------------------------- sockperf
 
 
@@ -231,6 +246,12 @@ def test_sockperf_echo(sockets):
     answer = assert_result(call("sockperf", {"size": 16, "total_bytes": 16384, "sockets": sockets}))
     elapsed_ns = answer["measured"]["elapsed_ns"]
     assert len(elapsed_ns) == sockets and min(elapsed_ns) > 500_000_000, "the valid duration of a 2 s run"
+
+
+@needs_sockperf
+def test_sockperf_pinned_echo():
+    answer = assert_result(call("sockperf_pinned", {"size": 16, "total_bytes": 16384, "sockets": 2}))
+    assert len(answer["measured"]["elapsed_ns"]) == 2
 
 
 # ---------------------------------------------------------------- the server half
