@@ -306,7 +306,7 @@ def test_ctrl_c_again_during_clean_up_leaves_no_process_directory_or_lost_log(tm
                    "-p", "n=10", "--repeat", "1", "--warmup", "0", "--timeout", "60")
     try:
         assert wait_for(lambda: "sleep" in marked(marker).values(), 20), "the stubborn worker never started"
-        assert any(tmp_path.glob("msgbench-service-nats-*"))
+        assert any(tmp_path.glob("msgbench-service-*-nats-*"))
         for _ in range(3):  # the worker ignores SIGTERM: the second one lands while it is being stopped
             proc.send_signal(signal.SIGINT)
             time.sleep(0.3)
