@@ -603,7 +603,7 @@ class PerfTestSummary:
         of the later seconds is PerfTest at speed; with fewer than two seconds, the averages over
         the whole test.
         """
-        later = self.samples[1:]
+        later = self.samples[PERFTEST_START_S:]
         if not later:
             return self.sending, self.receiving
         return (sum(sent for sent, _ in later) / len(later), sum(received for _, received in later) / len(later))
