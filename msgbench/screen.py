@@ -121,6 +121,13 @@ def legend(summary: list[dict]) -> str:
         parts.append("ok* = ok, with a warning (below)")
     if "n/a" in shown:
         parts.append("n/a = the target does not implement this point or cannot hold it (the notes say why)")
+    pairings = tables.reference_pairings(summary)
+    measured = {s["target"] for s in summary if s.get("variant_label") != "reference"}
+    pairs = [f"{target or 'every target'} against {' and '.join(tools)}"
+             for target, tools in sorted(pairings.items(), key=lambda item: item[0] or "")
+             if target is None or target in measured]
+    if pairs:  # which tool each ratio is against (docs/fair-clients.md: the fair pairings)
+        parts.append("x reference = " + "; ".join(pairs))
     failed = sorted(shown - {"ok", "ok*", "n/a"})
     if failed:
         parts.append(f"{', '.join(failed)} = no repetition succeeded (below)")

@@ -125,6 +125,24 @@ def reference_medians(summary: list[dict], metric_of=None) -> dict[tuple, float]
     return found
 
 
+def reference_pairings(summary: list[dict]) -> dict[str, list[str]]:
+    """Which reference tool each target's "x reference" ratio is against ("reference/nats_bench"),
+    by the rule of reference_medians: at a point, the last reference tool stored for that target
+    wins (redis: redis_benchmark_sub, the fair pairing, over redis_benchmark); None: every target."""
+    by_point: dict[tuple, str] = {}
+    for s in summary:
+        if s.get("variant_label") == "reference" and s["status"] == "ok":
+            point = (s["scenario"], canonical(s["params"]))
+            for measured in s.get("reference_for") or [None]:
+                by_point[(*point, measured)] = f"{s['target']}/{s['variant']}"
+    found: dict[str, list[str]] = {}
+    for (*_, measured), label in by_point.items():
+        found.setdefault(measured, [])
+        if label not in found[measured]:
+            found[measured].append(label)
+    return found
+
+
 def reference_for(references: dict[tuple, float], s: dict) -> float | None:
     """The reference for s's variant (reference_for "c/tuned"), else its target's, else everyone's."""
     point = (s["scenario"], canonical(s["params"]))

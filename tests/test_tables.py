@@ -22,11 +22,26 @@ def test_a_reference_for_one_system_is_compared_with_that_system_only():
     assert ratio["redis/default"] == "0.50x"
 
 
+def test_the_legend_names_the_tool_each_ratio_is_against():
+    rows = [summary("nats", "default", "idiomatic", 900.0), summary("redis", "lean", "tuned", 700.0),
+            summary("reference", "nats_bench", "reference", 1000.0, reference_for=["nats"]),
+            summary("reference", "redis_benchmark", "reference", 800.0, reference_for=["redis"]),
+            summary("reference", "redis_benchmark_sub", "reference", 600.0, reference_for=["redis"]),
+            summary("reference", "perftest", "reference", 5.0, reference_for=["rabbitmq"])]
+    [table] = screen.summary_tables(rows)
+    ratio = {row[table.headers.index("target/variant")]: row[table.headers.index("x reference")] for row in table.rows}
+    assert ratio["redis/lean"] == "1.17x"  # against the fair pairing, stored last
+    # rabbitmq was not measured: its tool is no pairing of this table.
+    assert screen.legend(rows) == ("x reference = nats against reference/nats_bench; "
+                                   "redis against reference/redis_benchmark_sub")
+
+
 def test_a_reference_for_everyone_applies_to_every_target():
     rows = [summary("c", "default", "idiomatic", 50.0), summary("go", "default", "idiomatic", 25.0),
             summary("reference", "iperf3", "reference", 100.0)]
     [table] = screen.summary_tables(rows)
     assert [row[table.headers.index("x reference")] for row in table.rows[:2]] == ["0.50x", "0.25x"]
+    assert screen.legend(rows) == "x reference = every target against reference/iperf3"
 
 
 def test_a_reference_for_one_variant_is_that_variants_only():

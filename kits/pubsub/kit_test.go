@@ -41,6 +41,25 @@ func TestCountsLossless(t *testing.T) {
 	}
 }
 
+// Flat out, a thread reads the clock once per flatClockEvery rounds: each
+// stamp is the last reading, never going back, and there is one reading per
+// flatClockEvery messages of a source (the thread's only one here).
+func TestFlatOutStampsTheLastClockReading(t *testing.T) {
+	sys := newFakeSystem()
+	sys.record = true
+	_, verify, _ := runResult(t, sys, "default", params(map[string]any{"duration_s": 0.05}))
+	times := sys.intended[0]
+	if int64(len(times)) != verify["published"] || len(times) < 2*flatClockEvery {
+		t.Fatalf("recorded %d stamps, published %d", len(times), verify["published"])
+	}
+	for k := 1; k < len(times); k++ {
+		if same := k%flatClockEvery != 0; same && times[k] != times[k-1] || !same && times[k] < times[k-1] {
+			t.Fatalf("message %d stamped %d after %d (a reading every %d messages)", k, times[k], times[k-1],
+				flatClockEvery)
+		}
+	}
+}
+
 func TestLossCounted(t *testing.T) {
 	_, verify, _ := runResult(t, newFakeSystem(), "lossy", params(map[string]any{"sources": 2, "receivers": 2}))
 	published := verify["published"]

@@ -181,6 +181,23 @@ def test_perftest_summary_of_one_producer_and_one_consumer():
     assert (summary.producers_done, summary.consumers_done) == (1, 1)
 
 
+def test_perftest_steady_rates_leave_out_the_jvm_s_first_second():
+    """Three seconds sampled: the steady rates are the mean of the second and third; one second (or none)
+    sampled: the averages over the whole test."""
+    text = (DATA / "perftest_counts.stdout").read_text()
+    first = "time 1.000 s, sent: 20000 msg/s, received: 34680 msg/s"
+    assert first in text
+    later = ("id: t, time 2.000 s, sent: 30000 msg/s, received: 50000 msg/s, min/median/75th/95th/99th "
+             "consumer latency: 1/2/3/4/5 µs\n"
+             "id: t, time 3.000 s, sent: 40000 msg/s, received: 70000 msg/s, min/median/75th/95th/99th "
+             "consumer latency: 1/2/3/4/5 µs\n")
+    three = tools.parse_perftest(text.replace("test stopped", later + "test stopped"))
+    assert three.samples == ((20000, 34680), (30000, 50000), (40000, 70000))
+    assert three.steady == (35000, 60000)
+    one = tools.parse_perftest(text)
+    assert one.steady == (one.sending, one.receiving) == (17937, 35874)
+
+
 def test_perftest_summary_at_its_time_limit_counts_nobody_done():
     summary = tools.parse_perftest((DATA / "perftest_time.stdout").read_text())
     assert summary.stopped == "Reached time limit" and (summary.producers_done, summary.consumers_done) == (0, 0)
