@@ -192,12 +192,21 @@ def series_samples(measurement: dict) -> list[dict]:
 
 
 def series_names(samples: list[dict]) -> dict[str, list[str]]:
-    """The sampled value names, grouped by unit suffix (in SERIES_UNITS order)."""
+    """The sampled value names, grouped by unit suffix (in SERIES_UNITS order). Bytes that
+    went through a runtime's I/O ("_io_" in the name: Erlang's io_in, io_out) are counters
+    that only grow: a group of their own ("_io_bytes"), so they do not pass for memory."""
     groups: dict[str, list[str]] = {}
     names = dict.fromkeys(k for s in samples for k, v in s.items() if k != "t_ms" and _number(v))
     for unit in SERIES_UNITS:
         members = [n for n in names if n.endswith(unit)]
-        if members:
+        if unit == "_bytes":
+            io = [n for n in members if "_io_" in n]
+            members = [n for n in members if n not in io]
+            if members:
+                groups[unit] = members
+            if io:
+                groups["_io_bytes"] = io
+        elif members:
             groups[unit] = members
     return groups
 
