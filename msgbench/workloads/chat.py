@@ -32,8 +32,8 @@ CHARTS = (
      [("connect_p99_ms", "p99")]),
 )
 USERS_PARAMS = ("groups", "clients_per_group")
-SERIES_AXES = {"_bytes": "memory (bytes)", "_io_bytes": "I/O so far (bytes)", "_count": "count", "_ns": "time (ns)",
-               "_per_s": "rate (/s)", "_percent": "share (%)"}
+SERIES_AXES = {"_bytes": "memory (bytes)", "_bytes_so_far": "bytes so far (I/O, allocations)",
+               "_count": "count", "_ns": "time (ns)", "_per_s": "rate (/s)", "_percent": "share (%)"}
 
 
 def users(entry: model.Entry):
