@@ -16,9 +16,10 @@
 %% hibernates (erlang:hibernate/3, as Cowboy's and Phoenix's idle websockets
 %% do): a realistic user is idle most of the time, and between its sends and
 %% deliveries its heap holds the garbage of the last frames on top of the
-%% few kB it needs (its history, the socket, its group), 10-25 kB that a
-%% generational collection leaves in place for good. Hibernation collects it
-%% and shrinks the heap to what is live (docs/chat-server-soak.md).
+%% few kB it needs (its history, the socket, its group): 10-25 kB, and the
+%% dead refc binaries it references, that a generational collection leaves
+%% until the old heap fills. Hibernation collects it and shrinks the heap to
+%% what is live (docs/chat-server-soak.md).
 -module(msgbench_chat_conn).
 
 -export([start_acceptor/1, loop/1]).
