@@ -182,6 +182,7 @@ def source_of(entry: Entry, multi_run: bool) -> str:
 # time). Read tolerantly: anything that is not a list of such samples is no series.
 
 SERIES_UNITS = ("_bytes", "_count", "_ns", "_per_s", "_percent")
+CUMULATIVE_BYTES = ("_io_", "_allocated_")
 
 
 def series_samples(measurement: dict) -> list[dict]:
@@ -192,12 +193,22 @@ def series_samples(measurement: dict) -> list[dict]:
 
 
 def series_names(samples: list[dict]) -> dict[str, list[str]]:
-    """The sampled value names, grouped by unit suffix (in SERIES_UNITS order)."""
+    """The sampled value names, grouped by unit suffix (in SERIES_UNITS order). Bytes
+    counted since the start (a runtime's I/O, Erlang's io_in and io_out; allocations, Go's
+    allocated) only grow: a group of their own ("_bytes_so_far"), so they do not pass for
+    memory."""
     groups: dict[str, list[str]] = {}
     names = dict.fromkeys(k for s in samples for k, v in s.items() if k != "t_ms" and _number(v))
     for unit in SERIES_UNITS:
         members = [n for n in names if n.endswith(unit)]
-        if members:
+        if unit == "_bytes":
+            so_far = [n for n in members if any(c in n for c in CUMULATIVE_BYTES)]
+            members = [n for n in members if n not in so_far]
+            if members:
+                groups[unit] = members
+            if so_far:
+                groups["_bytes_so_far"] = so_far
+        elif members:
             groups[unit] = members
     return groups
 

@@ -32,8 +32,8 @@ CHARTS = (
      [("connect_p99_ms", "p99")]),
 )
 USERS_PARAMS = ("groups", "clients_per_group")
-SERIES_AXES = {"_bytes": "memory (bytes)", "_count": "count", "_ns": "time (ns)",
-               "_per_s": "rate (/s)", "_percent": "share (%)"}
+SERIES_AXES = {"_bytes": "memory (bytes)", "_bytes_so_far": "bytes so far (I/O, allocations)",
+               "_count": "count", "_ns": "time (ns)", "_per_s": "rate (/s)", "_percent": "share (%)"}
 
 
 def users(entry: model.Entry):
@@ -100,7 +100,7 @@ def time_charts(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
                 points = [model.Point(t, v if isinstance(v, (int, float)) else None,
                                       status="ok" if isinstance(v, (int, float)) else "missing")
                           for t, v in at]
-                trace = model.trace(name.removesuffix(unit), points)
+                trace = model.trace(name.removesuffix(unit).removesuffix("_bytes"), points)
                 trace["colour"] = figures.OTHER_PALETTE[palette_at % len(figures.OTHER_PALETTE)]
                 traces.append(trace)
             items.append(figures.xy(

@@ -277,6 +277,19 @@ def test_chat_series_become_time_charts_one_per_unit_for_the_longest_repetition(
     assert memory["row"] == count["row"]
 
 
+def test_bytes_counted_since_the_start_are_not_drawn_as_memory():
+    samples = [{"t_ms": t * 1000.0, "server_rss_bytes": 1e6, "server_erlang_io_in_bytes": 1e3 * t,
+                "server_erlang_io_out_bytes": 2e3 * t, "server_allocated_bytes": 5e3 * t}
+               for t in range(3)]
+    items = section_of(series_doc({1: samples}), "chat")["items"]
+    charts = {c["title"].split(": ")[-1]: c for c in items if "over time" in c["title"]}
+    assert [t["label"] for t in charts["memory over time"]["traces"]] == ["server_rss"]
+    so_far = charts["bytes so far over time"]
+    assert [t["label"] for t in so_far["traces"]] == ["server_erlang_io_in", "server_erlang_io_out",
+                                                      "server_allocated"]
+    assert so_far["traces"][1]["y"] == [0.0, 2e3, 4e3]
+
+
 def test_chat_series_are_read_tolerantly():
     for samples in (None, "not a list", [{"rss_bytes": 1}], [{"t_ms": "x", "rss_bytes": 1}]):
         items = section_of(series_doc({1: samples}), "chat")["items"]

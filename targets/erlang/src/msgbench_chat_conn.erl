@@ -11,14 +11,27 @@
 %% flooding client can put there before the socket turns passive and waits
 %% to be re-armed ({tcp_passive, _}): flow control, at one inet:setopts per
 %% N packets rather than one per packet as {active, once} would cost.
+%%
+%% A connection that has had nothing to do for ?HIBERNATE_AFTER_MS
+%% hibernates (erlang:hibernate/3, as Cowboy's and Phoenix's idle websockets
+%% do): a realistic user is idle most of the time, and between its sends and
+%% deliveries its heap holds the garbage of the last frames on top of the
+%% few kB it needs (its history, the socket, its group): 10-25 kB, and the
+%% dead refc binaries it references, that a generational collection leaves
+%% until the old heap fills. Hibernation collects it and shrinks the heap to
+%% what is live (docs/chat-server-soak.md).
 -module(msgbench_chat_conn).
 
--export([start_acceptor/1]).
+-export([start_acceptor/1, loop/1]).
 
 -define(ACTIVE, 16).
 -define(HANDSHAKE_MS, 30000).
 -define(JOIN_MS, 30000).
 -define(MAX_FRAME, 16 * 1024 * 1024).
+%% Long enough that a user under stress (think 0) never hibernates between
+%% two frames, short enough that a realistic one (think 5 s: a send and a
+%% delivery every 5 s on average) spends most of its time hibernated.
+-define(HIBERNATE_AFTER_MS, 1000).
 
 -record(user, {number :: integer(),
                group :: pid(),
@@ -63,6 +76,8 @@ connection(Socket) ->
             gen_tcp:close(Socket)
     end.
 
+%% Exported for erlang:hibernate/3, which wakes the process up in it.
+-spec loop(#conn{}) -> ok.
 loop(#conn{socket = Socket} = Conn) ->
     receive
         {deliver, Opcode, Payload} ->
@@ -78,6 +93,8 @@ loop(#conn{socket = Socket} = Conn) ->
             gone(Conn);
         {'DOWN', _Monitor, process, _Group, Reason} ->
             close(Conn, 1011, io_lib:format("the group ended: ~0P", [Reason, 8]))
+    after ?HIBERNATE_AFTER_MS ->
+        erlang:hibernate(?MODULE, loop, [Conn])
     end.
 
 append(<<>>, Data) -> Data;

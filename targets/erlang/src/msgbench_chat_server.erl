@@ -11,7 +11,7 @@
 %% pipe, closes (the load generator that started it is gone).
 -module(msgbench_chat_server).
 
--export([main/0, parse_args/1, group/1, connections/0]).
+-export([main/0, parse_args/1, start/2, group/1, connections/0]).
 
 %% How many processes wait in gen_tcp:accept at once: enough that a burst of
 %% connects (the load generator opens thousands at once) keeps every
@@ -58,8 +58,12 @@ bad_listen(Address) ->
     io_lib:format("--listen ~ts: expected HOST:PORT, HOST an IPv4 address (0.0.0.0 for all), PORT 0..65535",
                   [Address]).
 
--spec serve(inet:ip4_address(), inet:port_number(), pid(), reference()) -> no_return().
-serve(Ip, Port, Main, Ready) ->
+%% Listens and starts the groups' table, their registry and the acceptors:
+%% the server, less its command line, stdout and signals (the tests start it
+%% so). The calling process owns the listening socket and the table, so the
+%% server lasts as long as it does.
+-spec start(inet:ip4_address(), inet:port_number()) -> {ok, inet:port_number()} | {error, inet:posix()}.
+start(Ip, Port) ->
     Options = [binary, {ip, Ip}, {packet, http_bin}, {active, false}, {reuseaddr, true},
                {backlog, 8192}, {nodelay, true}],
     case gen_tcp:listen(Port, Options) of
@@ -68,7 +72,15 @@ serve(Ip, Port, Main, Ready) ->
             persistent_term:put(?CONNECTIONS, counters:new(1, [write_concurrency])),
             register(?REGISTRY, spawn_link(fun registry/0)),
             [msgbench_chat_conn:start_acceptor(Listen) || _ <- lists:seq(1, ?ACCEPTORS)],
-            {ok, Actual} = inet:port(Listen),
+            inet:port(Listen);
+        {error, _} = Error ->
+            Error
+    end.
+
+-spec serve(inet:ip4_address(), inet:port_number(), pid(), reference()) -> no_return().
+serve(Ip, Port, Main, Ready) ->
+    case start(Ip, Port) of
+        {ok, Actual} ->
             ok = io:put_chars(standard_io, [msgbench_json:encode(#{listening => Actual}), $\n]),
             ok = msgbench_chat_sigterm:install(),
             _ = watch_stdin(),

@@ -2,19 +2,29 @@ package msgbench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.java_websocket.WebSocketAdapter;
+import org.java_websocket.WebSocketImpl;
+import org.java_websocket.WebSocketServerFactory;
+import org.java_websocket.drafts.Draft;
+import org.java_websocket.server.DefaultWebSocketServerFactory;
 
 /**
  * The chat server (docs/chat-server.md) through the JDK's own WebSocket client, and the chat
@@ -135,6 +145,86 @@ final class ChatServerTests {
       }
     } finally {
       server.stop(1000);
+    }
+  }
+
+  /**
+   * Java-WebSocket 1.6.0's lost wake-up (ChatServer.WRITE_KICK_MS), made to happen every time. The
+   * selector thread writes a connection's queue until it is empty, then sets its interest back to
+   * OP_READ; a frame another thread queues in between asks for OP_WRITE first and is then left
+   * waiting. Here the selector, right after it has found the queue empty (its last look, at
+   * isFlushAndClose), waits while another thread sends a frame. That frame reaches the client only
+   * if the server asks for OP_WRITE again by itself.
+   */
+  static void testAFrameSentAsTheSelectorGoesIdleIsStillWritten() throws Exception {
+    ChatServer server = new ChatServer(new InetSocketAddress("127.0.0.1", 0));
+    RaceAtIdle race = new RaceAtIdle();
+    server.setWebSocketFactory(race);
+    int port = server.startListening();
+    try {
+      Client control = Client.connect(port);
+      race.armed = true;
+      // Its answer is written by the selector thread, which then finds the queue empty.
+      Tests.check(control.stats().has("connections"), "the stats answer");
+      Tests.check(race.raced.await(ANSWER_S, TimeUnit.SECONDS), "the race was not set up");
+      Tests.equal(control.next(), RaceAtIdle.LATE, "the frame sent in the race");
+    } finally {
+      server.stop(1000);
+    }
+  }
+
+  /** The library's factory, with connections that race a send against going idle. */
+  static final class RaceAtIdle implements WebSocketServerFactory {
+    static final String LATE = "sent as the selector went idle";
+    private final DefaultWebSocketServerFactory library = new DefaultWebSocketServerFactory();
+    final CountDownLatch raced = new CountDownLatch(1);
+    volatile boolean armed;
+
+    @Override
+    public WebSocketImpl createWebSocket(WebSocketAdapter a, Draft d) {
+      return new Connection(a, List.of(d));
+    }
+
+    @Override
+    public WebSocketImpl createWebSocket(WebSocketAdapter a, List<Draft> drafts) {
+      return new Connection(a, drafts);
+    }
+
+    @Override
+    public ByteChannel wrapChannel(SocketChannel channel, SelectionKey key) throws IOException {
+      return library.wrapChannel(channel, key);
+    }
+
+    @Override
+    public void close() {
+      library.close();
+    }
+
+    final class Connection extends WebSocketImpl {
+      Connection(WebSocketAdapter a, List<Draft> drafts) {
+        super(a, drafts);
+      }
+
+      /**
+       * Asked by the selector thread once it has written the queue empty (and elsewhere): the first
+       * such time after the test arms the race, a frame is sent from another thread.
+       */
+      @Override
+      public boolean isFlushAndClose() {
+        if (armed
+            && outQueue.isEmpty()
+            && Thread.currentThread().getName().startsWith("WebSocketSelector")
+            && raced.getCount() > 0) {
+          Thread sender = Thread.ofPlatform().start(() -> send(LATE));
+          try {
+            sender.join();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          raced.countDown();
+        }
+        return super.isFlushAndClose();
+      }
     }
   }
 
