@@ -44,6 +44,11 @@ ROLES = {
     "pubsub": {"broker": SERVICE, "sources": WORKER, "receivers": PEER},
     "chat": {"server": PEER, "clients": WORKER},
 }
+# Roles that take several hosts: one load generator on each, owning whole groups
+# (chat_split.py). Pubsub's sources and receivers do not: each receiver must see every
+# source's messages, so a split would need the harness to merge one-way latencies taken
+# on several clocks, and the sources to start receivers on other hosts (docs/hosts.md).
+SPREAD = ("clients",)
 
 
 def parse_place(text: str) -> dict[str, list[str]]:
@@ -73,8 +78,12 @@ def check_roles(place: dict[str, list[str]], workloads: set[str], inventory) -> 
             offered = ", ".join(f"{wl}: {', '.join(ROLES[wl])}" for wl in sorted(workloads) if wl in ROLES)
             raise PlacementError(f"--place {role}=...: no workload of this run has a role {role!r}; "
                                  f"roles are {offered or 'none (this workload runs on one host)'}")
-        if len(names) > 1:
-            raise PlacementError(f"--place {role}={','.join(names)}: a role runs on one host for now")
+        if len(names) > 1 and role not in SPREAD:
+            raise PlacementError(f"--place {role}={','.join(names)}: role {role} runs on one host; only "
+                                 f"{', '.join(SPREAD)} (the chat server kind's load generators) take several "
+                                 "(docs/hosts.md)")
+        if len(set(names)) < len(names):
+            raise PlacementError(f"--place {role}={','.join(names)}: a host is named twice")
         for name in names:
             if name != hosts.LOCAL:
                 if inventory is None:
@@ -183,6 +192,15 @@ class Peers:
         self.ssh: hosts.Ssh | None = None
         self.facts: dict[str, dict] = {}  # alias -> the host's metadata, stored with the run
 
+    def hosts_of(self, role: str) -> "list[hosts.Host | None]":
+        """The hosts a role is placed on (None: here); [] when it is not placed."""
+        return [None if n == hosts.LOCAL else self.inventory.host(n) for n in self.place.get(role, [])]
+
+    def chat_placed(self, job, params: dict) -> bool:
+        """A chat server kind job with its server or clients placed: chat_split.py runs it."""
+        return chat_server.is_server_kind(job.scenario.workload, params) and any(
+            r in self.place for r in ("server", "clients"))
+
     def host_of(self, role: str) -> "hosts.Host | None":
         """The host a role is placed on; None: here."""
         names = self.place.get(role)
@@ -224,21 +242,27 @@ class Peers:
             host = self.inventory.host(alias)
             try:
                 hosts.resolve(self.ssh, host)
-                self.facts[alias] = hosts.facts(self.ssh, host)
+                self.facts[alias] = hosts.facts(self.ssh, host) | hosts.clock_offset(self.ssh, host)
             except hosts.HostError as exc:
                 raise PlacementError(str(exc)) from None
         for role, names in self.place.items():
             self.notes.append(f"role {role} ran on {', '.join(self._where(n) for n in names)}")
-        running = {}  # alias -> the target folders that run there
+        running, generators = {}, set()  # alias -> the target folders that run there; the load generators'
         for job in self.jobs:
+            chat = self.chat_placed(job, job.params)
             for role, kind in ROLES.get(job.scenario.workload, {}).items():
-                host = self.host_of(role)
-                if host and kind in (WORKER, PEER):
-                    running.setdefault(host.alias, {})[job.target.label] = job.target
-        for alias, chosen in running.items():
+                for host in self.hosts_of(role) if kind in (WORKER, PEER) else []:
+                    if host and chat and role == "clients":  # kits/chatload, not the target
+                        generators.add(host.alias)
+                    elif host:
+                        running.setdefault(host.alias, {})[job.target.label] = job.target
+        for alias in sorted(set(running) | generators):
+            chosen = running.get(alias, {})
             host = self.inventory.host(alias)
+            folders = [t.folder for t in chosen.values()]
+            folders += [chat_server.LOAD_GENERATOR_DIR] if alias in generators else []
             try:
-                self.notes.append("deployed " + hosts.deploy(self.ssh, host, [t.folder for t in chosen.values()]))
+                self.notes.append("deployed " + hosts.deploy(self.ssh, host, folders))
                 for t in chosen.values():
                     if t.version:
                         version = hosts.check_command(self.ssh, host, t.version, host.folder(t.folder),
@@ -268,6 +292,11 @@ class Peers:
     def adopt_remote_usage(self, job, outcome) -> None:
         """A worker on a host: its CPU and peak RSS are what remote.py measured there, not
         the ssh client's; the host is named with the measurement."""
+        if outcome.parts:  # chat_split.py measured each process where it ran
+            if any(p["host"] != hosts.LOCAL for p in outcome.parts):
+                outcome.other_cpu_share = None
+                outcome.host = ",".join(p["host"] for p in outcome.parts if p["role"] == "clients")
+            return
         host = self._role_host(job.scenario.workload, WORKER) if self.ssh else None
         if host is None:
             return
