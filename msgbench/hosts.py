@@ -326,6 +326,11 @@ def first(path, key, sep=":"):
     except OSError:
         return None
 mem = first("/proc/meminfo", "MemTotal")
+def boot_id():
+    try:
+        return open("/proc/sys/kernel/random/boot_id").read().strip()
+    except OSError:
+        return None
 def nofile_max():
     import resource
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -340,7 +345,7 @@ print(json.dumps({"host": platform.node(), "cpu_model": first("/proc/cpuinfo", "
     "os": (first("/etc/os-release", "PRETTY_NAME", "=") or "").strip('"') or None,
     "python": platform.python_version(), "load_average": list(os.getloadavg()),
     "harness_address": (os.environ.get("SSH_CONNECTION") or "?").split()[0],
-    "nofile_max": nofile_max()}))
+    "nofile_max": nofile_max(), "boot_id": boot_id()}))
 """
 
 

@@ -25,7 +25,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from msgbench import chat_server, hosts, interrupts
+from msgbench import chat_server, hosts, interrupts, procs
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -247,6 +247,7 @@ class Peers:
                 raise PlacementError(str(exc)) from None
         for role, names in self.place.items():
             self.notes.append(f"role {role} ran on {', '.join(self._where(n) for n in names)}")
+        self._check_clocks()
         running, generators = {}, set()  # alias -> the target folders that run there; the load generators'
         for job in self.jobs:
             chat = self.chat_placed(job, job.params)
@@ -270,6 +271,31 @@ class Peers:
                         self.facts[alias].setdefault("runtimes", {})[t.label] = version
             except hosts.HostError as exc:
                 raise PlacementError(str(exc)) from None
+
+    def _check_clocks(self) -> None:
+        """Pubsub's one-way latency (rate > 0) subtracts a source's CLOCK_MONOTONIC stamp from
+        a receiver's reading: one clock only where both run on one kernel (one boot id:
+        this machine, namespaces or containers of it). Across kernels the monotonic clocks
+        have no common origin, and the wall-clock offset measured here does not relate them:
+        such a run is refused before launch."""
+        timed = [j for j in self.jobs if j.scenario.workload == "pubsub" and float(j.params.get("rate", 0)) > 0]
+        if not timed:
+            return
+        sources, receivers = self.host_of("sources"), self.host_of("receivers") or self.host_of("sources")
+
+        def kernel(host):
+            return procs.boot_id() if host is None else self.facts[host.alias].get("boot_id")
+
+        if sources is receivers or (kernel(sources) and kernel(sources) == kernel(receivers)):
+            if sources is not receivers:
+                self.notes.append("pubsub's one-way latency is on one clock: the sources' and receivers' hosts run "
+                                  "one kernel (the same boot id)")
+            return
+        where = f"{sources.alias if sources else 'this machine'} and {receivers.alias if receivers else 'this machine'}"
+        raise PlacementError(
+            f"pubsub at rate > 0 times one-way latency from CLOCK_MONOTONIC stamps, which {where} (two kernels) do "
+            "not share; the hosts' wall-clock offset is measured, but does not relate monotonic clocks: place "
+            "sources and receivers on one host, or measure throughput at rate=0 (docs/hosts.md)")
 
     def _where(self, name: str) -> str:
         if name == hosts.LOCAL:

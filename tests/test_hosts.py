@@ -104,6 +104,24 @@ def test_pubsub_roles_take_one_host_each(tmp_path):
     placement.check_roles(placement.parse_place("server=h1,clients=h2,h3"), {"chat"}, inventory)
 
 
+def test_pubsub_latency_across_two_kernels_is_refused(tmp_path):
+    """One-way latency from CLOCK_MONOTONIC stamps is one clock only on one kernel (one boot id)."""
+    from types import SimpleNamespace
+
+    (tmp_path / "hosts.toml").write_text("[hosts.h2]\n[hosts.h3]\n")
+    job = SimpleNamespace(scenario=SimpleNamespace(workload="pubsub"), params={"rate": 100})
+    peers = placement.Peers([job], inventory=hosts.load_inventory(tmp_path / "hosts.toml"),
+                            place={"sources": ["h2"], "receivers": ["h3"]})
+    peers.facts = {"h2": {"boot_id": "a"}, "h3": {"boot_id": "b"}}
+    with pytest.raises(placement.PlacementError, match="which h2 and h3 \\(two kernels\\) do not share"):
+        peers._check_clocks()
+    job.params["rate"] = 0  # throughput alone: counted on the receivers' clock
+    peers._check_clocks()
+    job.params["rate"], peers.facts["h3"]["boot_id"] = 100, "a"
+    peers._check_clocks()
+    assert "one clock" in peers.notes[-1]
+
+
 def test_groups_are_split_whole_and_facts_merged_without_averaging_percentiles():
     assert chat_split.split_groups(5, 2) == [(0, 3), (3, 2)]
     assert chat_split.split_groups(4, 4) == [(0, 1), (1, 1), (2, 1), (3, 1)]
