@@ -422,7 +422,7 @@ def test_killing_the_chat_server_or_the_harness_leaves_nothing_on_any_host(bed, 
     assert settled(bed) == {}
 
     with open(tmp_path / "second.log", "wb") as log:
-        harness, _ = start_and_wait_for(log, "h3", "/")  # the load generator, by its absolute path there
+        harness, _ = start_and_wait_for(log, "h3", f"{bed.dir}/h3/kits/chatload/bin/msgbench-chatload")
         harness.send_signal(signal.SIGKILL)
         harness.wait()
     assert settled(bed) == {}
