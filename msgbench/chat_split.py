@@ -245,6 +245,8 @@ class Split:
             grace = time.monotonic() + STOP_WITHIN_S
             while not all(g.done for g in self.generators) and time.monotonic() < grace and not self.timed_out:
                 self._pump_once()
+            if any(self._failed(g) for g in self.generators):  # was it the server? Its session ends too
+                self._read_until(lambda: self.server.done, 2.0)
         except SplitError as exc:
             self._stop_all()
             return Outcome(status="failed", error=str(exc), wall_s=time.monotonic() - started,
