@@ -8,8 +8,10 @@ Every group's members are clients of one generator, so each delivery is sent and
 received, checked and timed on that generator's clock: no clock offset between hosts
 enters a latency. The generators meet twice at a barrier (they print a ready line and
 wait for "go" on stdin): after the lead (the first, which reads the server's stats) has
-taken the server's baseline, so no client is connected before it; and once every client
-of every generator has joined, so T starts at one release.
+taken the server's baseline, so no client is connected before it; once every client of
+every generator has joined, so T starts at one release; and once every generator has
+drained (and the lead read the server's last stats), so no generator's clients leave
+while the lead still counts the server's connections.
 """
 
 import contextlib
@@ -24,7 +26,7 @@ from msgbench.groups import stop_group
 from msgbench.worker import STDERR_KEEP_BYTES, SUPERVISOR_GRACE_S, Outcome, _judge, _Protocol
 
 LISTEN_WITHIN_S = 120.0  # a JVM's or a BEAM's start on a loaded host, ssh included
-STAGES = ("connect", "send")
+STAGES = ("connect", "send", "close")
 STOP_WITHIN_S = 5.0
 # A generator's facts merged by sum (counts, the generators' CPU and memory together)
 # or by the largest (durations: the slowest generator's; maxima); the rest are the

@@ -174,6 +174,9 @@ func measureServer(p Params, w *protocol.Writer, sp *split) (protocol.Result, er
 	}
 	wall, cpu := time.Since(started), cpuNow()-cpuStarted
 	sampler.Stop()
+	if err := r.barrier(w, sp, "close"); err != nil {
+		return protocol.Result{}, err
+	}
 	peak, _ := measure.PeakRSSBytes()
 	measured := map[string]any{
 		"setup_ns":                  setup.Nanoseconds(),

@@ -64,7 +64,9 @@ func (s *split) firstUser(cpg int64) int64 { return s.firstGroup * cpg }
 
 // barrier says this generator reached stage and waits for the harness's go,
 // which it sends once every generator has said so: the generators of a run
-// connect after the lead's baseline and send from one release.
+// connect after the lead's baseline, send from one release, and close their
+// connections only once every one is done (the lead's stats at T and after the
+// drain count every generator's clients).
 func (s *split) barrier(w *protocol.Writer, stage string) error {
 	if err := w.Line(map[string]any{"type": "ready", "stage": stage}); err != nil {
 		return err
@@ -145,6 +147,10 @@ func measureShare(p Params, w *protocol.Writer, sp *split) (protocol.Result, err
 	if r.isAborted() {
 		return protocol.Result{}, r.failure
 	}
+	cpu := cpuNow() - cpuStarted
+	if err := r.barrier(w, sp, "close"); err != nil {
+		return protocol.Result{}, err
+	}
 	peak, _ := measure.PeakRSSBytes()
 	return r.result(map[string]any{
 		"setup_ns":               setup.Nanoseconds(),
@@ -152,7 +158,7 @@ func measureShare(p Params, w *protocol.Writer, sp *split) (protocol.Result, err
 		"drain_ns":               drain.Nanoseconds(),
 		"received_in_window":     r.receivedInWindow.Load(),
 		"latency_max_ns":         r.latency.Max(),
-		"loadgen_cpu_ns":         cpuNow() - cpuStarted,
+		"loadgen_cpu_ns":         cpu,
 		"loadgen_window_cpu_ns":  cpuAtT - cpuAtRelease,
 		"loadgen_peak_rss_bytes": peak,
 		"connections_opened":     r.opened.Load(),
