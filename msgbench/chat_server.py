@@ -20,6 +20,7 @@ from msgbench.targets import Target, TargetError, Variant
 
 LOAD_GENERATOR_DIR = REPO_ROOT / "kits" / "chatload"
 LOAD_GENERATOR = ("bin/msgbench-chatload",)
+LOCALHOST = "127.0.0.1"
 
 # The load generator's memory per connection (gorilla/websocket, 512-byte read buffers,
 # pooled write buffers, two goroutines per client): its peak RSS / users was ~15.5 KB in
@@ -126,9 +127,12 @@ def peer_env(target: Target, variant: Variant, process_limit: int, host: str) ->
         "MSGBENCH_PEER_COMMAND": json.dumps(server_argv(target, variant, process_limit)),
         "MSGBENCH_PEER_CWD": str(target.folder),
         "MSGBENCH_PEER_HOST": host,
-        "MSGBENCH_CHAT_TARGET": target.name,
-        "MSGBENCH_CHAT_RUNTIME_VERSION": targets.runtime_version(target),
-    }
+    } | identity_env(target)
+
+
+def identity_env(target: Target) -> dict:
+    """Whom the load generator stands for: the target and its runtime's version."""
+    return {"MSGBENCH_CHAT_TARGET": target.name, "MSGBENCH_CHAT_RUNTIME_VERSION": targets.runtime_version(target)}
 
 
 def worker_argv() -> tuple[list[str], Path]:

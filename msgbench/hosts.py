@@ -213,7 +213,7 @@ class Ssh:
 
     def command(self, host: Host, argv: list[str], cwd: str | None = None, env: dict | None = None,
                 grace_s: float = 5.0, rmdir: str | None = None, multiplex: bool = True,
-                stop_on_eof: bool = False) -> list[str]:
+                stop_on_eof: bool = False, nofile: int | None = None) -> list[str]:
         """The local argv that runs argv on the host under remote.py (it dies with the session;
         stop_on_eof: a server, stopped in order when the ssh's stdin closes)."""
         if not host.wrapper:
@@ -225,6 +225,8 @@ class Ssh:
             wrapper += ["--cwd", cwd]
         if rmdir:
             wrapper += ["--rmdir", rmdir]
+        if nofile:
+            wrapper += ["--nofile", str(nofile)]
         for name, value in (env or {}).items():
             wrapper += ["--env", f"{name}={value}"]
         return [*self.base(host, multiplex), "-T", host.alias, "exec " + shlex.join([*wrapper, "--", *argv])]
@@ -317,11 +319,26 @@ def first(path, key, sep=":"):
     except OSError:
         return None
 mem = first("/proc/meminfo", "MemTotal")
+def boot_id():
+    try:
+        return open("/proc/sys/kernel/random/boot_id").read().strip()
+    except OSError:
+        return None
+def nofile_max():
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    try:
+        nr_open = int(open("/proc/sys/fs/nr_open").read())
+    except (OSError, ValueError):
+        nr_open = 0
+    return max(nr_open, hard) if os.geteuid() == 0 else hard
 print(json.dumps({"host": platform.node(), "cpu_model": first("/proc/cpuinfo", "model name"),
     "cores": os.cpu_count(), "memory_bytes": int(mem.split()[0]) * 1024 if mem else None,
     "kernel": platform.system() + " " + platform.release() + " " + platform.machine(),
     "os": (first("/etc/os-release", "PRETTY_NAME", "=") or "").strip('"') or None,
-    "python": platform.python_version(), "load_average": list(os.getloadavg())}))
+    "python": platform.python_version(), "load_average": list(os.getloadavg()),
+    "harness_address": (os.environ.get("SSH_CONNECTION") or "?").split()[0],
+    "nofile_max": nofile_max(), "boot_id": boot_id()}))
 """
 
 
@@ -334,6 +351,46 @@ def facts(ssh: Ssh, host: Host) -> dict:
         raise HostError(f"host {host.alias}: its facts did not decode: {out[:200]!r}") from None
     # ssh -G's first line; FACTS does not see it, /proc/cpuinfo's first line names one CPU
     return found | {"alias": host.alias, "address": host.address}
+
+
+CLOCK = "import sys, time\nfor _ in sys.stdin:\n    print(repr(time.time()), flush=True)\n"
+CLOCK_ROUNDS = 10
+
+
+def clock_offset(ssh: Ssh, host: Host, rounds: int = CLOCK_ROUNDS) -> dict:
+    """The host's clock minus this machine's, NTP-style: `rounds` round trips over one ssh
+    session to a loop there that answers each line with its time.time(); at the shortest
+    round trip, offset = there - (sent + received) / 2, known to within half that round
+    trip (the uncertainty, stored beside it)."""
+    argv = [*ssh.base(host), "-T", host.alias, shlex.join([host.python, "-I", "-S", "-u", "-c", CLOCK])]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    best = None
+    try:
+        for i in range(rounds + 1):  # the first answer waits for Python's start there: not timed
+            sent, sent_at = time.monotonic(), time.time()
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            rtt = time.monotonic() - sent
+            if not line:
+                raise HostError(f"host {host.alias}: its clock could not be read over ssh (the session ended)")
+            offset = float(line) - (sent_at + rtt / 2)
+            if i and (best is None or rtt < best[0]):
+                best = (rtt, offset)
+    except (BrokenPipeError, ValueError) as exc:
+        raise HostError(f"host {host.alias}: its clock could not be read over ssh: {exc}") from None
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+    rtt, offset = best
+    return {"clock_offset_s": round(offset, 6), "clock_uncertainty_s": round(rtt / 2, 6), "clock_rounds": rounds}
 
 
 def deploy(ssh: Ssh, host: Host, folders: list[Path]) -> str:
@@ -395,8 +452,16 @@ def describe(facts: dict) -> list[tuple[str, str]]:
         parts = [f.get("cpu_model"), f"{f.get('cores')} cores",
                  f"{memory / 2**30:.1f} GiB" if isinstance(memory, (int, float)) else None, f.get("kernel")]
         parts += [f"{name}: {version}" for name, version in sorted((f.get("runtimes") or {}).items())]
+        if f.get("clock_offset_s") is not None:
+            parts.append(clock_text(f))
         lines.append((alias, f"{f.get('address', '?')}: " + ", ".join(str(p) for p in parts if p)))
     return lines
+
+
+def clock_text(f: dict) -> str:
+    """A host's clock offset to this machine as measured, with its uncertainty."""
+    return (f"clock {f['clock_offset_s'] * 1e3:+.3f} ms "
+            f"\u00b1 {f['clock_uncertainty_s'] * 1e3:.3f} ms to this machine's")
 
 
 def local_env_diff(env: dict) -> dict:

@@ -25,7 +25,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from msgbench import chat_server, hosts, interrupts
+from msgbench import chat_server, hosts, interrupts, procs
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -44,6 +44,11 @@ ROLES = {
     "pubsub": {"broker": SERVICE, "sources": WORKER, "receivers": PEER},
     "chat": {"server": PEER, "clients": WORKER},
 }
+# Roles that take several hosts: one load generator on each, owning whole groups
+# (chat_split.py). Pubsub's sources and receivers do not: each receiver must see every
+# source's messages, so a split would need the harness to merge one-way latencies taken
+# on several clocks, and the sources to start receivers on other hosts (docs/hosts.md).
+SPREAD = ("clients",)
 
 
 def parse_place(text: str) -> dict[str, list[str]]:
@@ -73,8 +78,12 @@ def check_roles(place: dict[str, list[str]], workloads: set[str], inventory) -> 
             offered = ", ".join(f"{wl}: {', '.join(ROLES[wl])}" for wl in sorted(workloads) if wl in ROLES)
             raise PlacementError(f"--place {role}=...: no workload of this run has a role {role!r}; "
                                  f"roles are {offered or 'none (this workload runs on one host)'}")
-        if len(names) > 1:
-            raise PlacementError(f"--place {role}={','.join(names)}: a role runs on one host for now")
+        if len(names) > 1 and role not in SPREAD:
+            raise PlacementError(f"--place {role}={','.join(names)}: role {role} runs on one host; only "
+                                 f"{', '.join(SPREAD)} (the chat server kind's load generators) take several "
+                                 "(docs/hosts.md)")
+        if len(set(names)) < len(names):
+            raise PlacementError(f"--place {role}={','.join(names)}: a host is named twice")
         for name in names:
             if name != hosts.LOCAL:
                 if inventory is None:
@@ -183,6 +192,15 @@ class Peers:
         self.ssh: hosts.Ssh | None = None
         self.facts: dict[str, dict] = {}  # alias -> the host's metadata, stored with the run
 
+    def hosts_of(self, role: str) -> "list[hosts.Host | None]":
+        """The hosts a role is placed on (None: here); [] when it is not placed."""
+        return [None if n == hosts.LOCAL else self.inventory.host(n) for n in self.place.get(role, [])]
+
+    def chat_placed(self, job, params: dict) -> bool:
+        """A chat server kind job with its server or clients placed: chat_split.py runs it."""
+        return chat_server.is_server_kind(job.scenario.workload, params) and any(
+            r in self.place for r in ("server", "clients"))
+
     def host_of(self, role: str) -> "hosts.Host | None":
         """The host a role is placed on; None: here."""
         names = self.place.get(role)
@@ -224,21 +242,28 @@ class Peers:
             host = self.inventory.host(alias)
             try:
                 hosts.resolve(self.ssh, host)
-                self.facts[alias] = hosts.facts(self.ssh, host)
+                self.facts[alias] = hosts.facts(self.ssh, host) | hosts.clock_offset(self.ssh, host)
             except hosts.HostError as exc:
                 raise PlacementError(str(exc)) from None
         for role, names in self.place.items():
             self.notes.append(f"role {role} ran on {', '.join(self._where(n) for n in names)}")
-        running = {}  # alias -> the target folders that run there
+        self._check_clocks()
+        running, generators = {}, set()  # alias -> the target folders that run there; the load generators'
         for job in self.jobs:
+            chat = self.chat_placed(job, job.params)
             for role, kind in ROLES.get(job.scenario.workload, {}).items():
-                host = self.host_of(role)
-                if host and kind in (WORKER, PEER):
-                    running.setdefault(host.alias, {})[job.target.label] = job.target
-        for alias, chosen in running.items():
+                for host in self.hosts_of(role) if kind in (WORKER, PEER) else []:
+                    if host and chat and role == "clients":  # kits/chatload, not the target
+                        generators.add(host.alias)
+                    elif host:
+                        running.setdefault(host.alias, {})[job.target.label] = job.target
+        for alias in sorted(set(running) | generators):
+            chosen = running.get(alias, {})
             host = self.inventory.host(alias)
+            folders = [t.folder for t in chosen.values()]
+            folders += [chat_server.LOAD_GENERATOR_DIR] if alias in generators else []
             try:
-                self.notes.append("deployed " + hosts.deploy(self.ssh, host, [t.folder for t in chosen.values()]))
+                self.notes.append("deployed " + hosts.deploy(self.ssh, host, folders))
                 for t in chosen.values():
                     if t.version:
                         version = hosts.check_command(self.ssh, host, t.version, host.folder(t.folder),
@@ -246,6 +271,31 @@ class Peers:
                         self.facts[alias].setdefault("runtimes", {})[t.label] = version
             except hosts.HostError as exc:
                 raise PlacementError(str(exc)) from None
+
+    def _check_clocks(self) -> None:
+        """Pubsub's one-way latency (rate > 0) subtracts a source's CLOCK_MONOTONIC stamp from
+        a receiver's reading: one clock only where both run on one kernel (one boot id:
+        this machine, namespaces or containers of it). Across kernels the monotonic clocks
+        have no common origin, and the wall-clock offset measured here does not relate them:
+        such a run is refused before launch."""
+        timed = [j for j in self.jobs if j.scenario.workload == "pubsub" and float(j.params.get("rate", 0)) > 0]
+        if not timed:
+            return
+        sources, receivers = self.host_of("sources"), self.host_of("receivers") or self.host_of("sources")
+
+        def kernel(host):
+            return procs.boot_id() if host is None else self.facts[host.alias].get("boot_id")
+
+        if sources is receivers or (kernel(sources) and kernel(sources) == kernel(receivers)):
+            if sources is not receivers:
+                self.notes.append("pubsub's one-way latency is on one clock: the sources' and receivers' hosts run "
+                                  "one kernel (the same boot id)")
+            return
+        where = f"{sources.alias if sources else 'this machine'} and {receivers.alias if receivers else 'this machine'}"
+        raise PlacementError(
+            f"pubsub at rate > 0 times one-way latency from CLOCK_MONOTONIC stamps, which {where} (two kernels) do "
+            "not share; the hosts' wall-clock offset is measured, but does not relate monotonic clocks: place "
+            "sources and receivers on one host, or measure throughput at rate=0 (docs/hosts.md)")
 
     def _where(self, name: str) -> str:
         if name == hosts.LOCAL:
@@ -268,6 +318,11 @@ class Peers:
     def adopt_remote_usage(self, job, outcome) -> None:
         """A worker on a host: its CPU and peak RSS are what remote.py measured there, not
         the ssh client's; the host is named with the measurement."""
+        if outcome.parts:  # chat_split.py measured each process where it ran
+            if any(p["host"] != hosts.LOCAL for p in outcome.parts):
+                outcome.other_cpu_share = None
+                outcome.host = ",".join(p["host"] for p in outcome.parts if p["role"] == "clients")
+            return
         host = self._role_host(job.scenario.workload, WORKER) if self.ssh else None
         if host is None:
             return

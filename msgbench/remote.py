@@ -34,7 +34,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def _parse(args: list[str]) -> tuple[dict, list[str]]:
-    opts = {"cwd": None, "grace": 5.0, "env": {}, "rmdir": None, "stop_on_eof": False}
+    opts = {"cwd": None, "grace": 5.0, "env": {}, "rmdir": None, "stop_on_eof": False, "nofile": None}
     while args and args[0] != "--":
         if args[0] == "--stop-on-eof":  # a server: stdin is not its, its end stops it
             opts["stop_on_eof"], args = True, args[1:]
@@ -48,6 +48,19 @@ def _parse(args: list[str]) -> tuple[dict, list[str]]:
         else:
             opts[flag.lstrip("-")] = value
     return opts, args[1:]
+
+
+def _raise_nofile(want: int) -> None:
+    """The descriptors the command needs (a chat server's or load generator's one per
+    user): the hard limit raised where allowed (root), the soft one as far as it goes."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < want:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, want))
+            return
+    limit = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, limit), hard))
 
 
 def _stdout_gone() -> bool:
@@ -123,6 +136,8 @@ def main(args: list[str]) -> int:
                 os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             if opts["cwd"]:
                 os.chdir(opts["cwd"])
+            if opts["nofile"]:
+                _raise_nofile(int(opts["nofile"]))
             os.execvpe(argv[0], argv, os.environ | opts["env"])
         except OSError as exc:
             os.write(2, f"{MARK}: cannot start {argv[0]!r} in {opts['cwd']}: {exc}\n".encode())

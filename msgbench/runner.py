@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from msgbench import (
     chat_server,
+    chat_split,
     expr,
     hosts,
     interrupts,
@@ -102,11 +103,7 @@ class Plan:
                 placement.check_roles(self.place, {j.scenario.workload for j in self.jobs}, self.inventory)
             except placement.PlacementError as exc:
                 raise PlanError(str(exc)) from None
-            placed_chat = {r for r in ("server", "clients") if r in self.place} if any(
-                chat_server.is_server_kind(j.scenario.workload, j.params) for j in self.jobs) else set()
-            if placed_chat:
-                raise PlanError(f"--place {','.join(sorted(placed_chat))}: the chat server kind runs on this machine "
-                                "only for now (its load generator is not deployed to hosts yet; docs/hosts.md)")
+            self._check_chat_placement()
             if "server" in self.place and any(j.scenario.workload == "socket" for j in self.jobs) and not remote:
                 raise PlanError("--place server=... places socket's server half: give -p placement=remote too")
             if remote and self.inventory and "server" not in self.place:
@@ -114,6 +111,23 @@ class Plan:
                     raise PlanError("placement=remote with --hosts: say which host runs the server, e.g. "
                                     f"--place server={next(iter(self.inventory.hosts), 'h1')}")
                 self.place["server"] = list(self.inventory.hosts)
+
+
+    def _check_chat_placement(self) -> None:
+        """Chat's roles are the server kind's (server=ws): the in-process kinds are one
+        process; each load generator owns whole groups, so there are at least as many."""
+        placed = sorted(r for r in ("server", "clients") if r in self.place)
+        chats = [j for j in self.jobs if j.scenario.workload == "chat"]
+        if not placed or not chats:
+            return
+        if any(not chat_server.is_server_kind("chat", j.params) for j in chats):
+            raise PlanError(f"--place {','.join(placed)}: chat's roles are the chat server kind's; give -p server=ws "
+                            "(the in-process kinds run in one process on one host)")
+        generators = len(self.place.get("clients", [])) or 1
+        few = min(int(j.params["groups"]) for j in chats)
+        if few < generators:
+            raise PlanError(f"--place clients={','.join(self.place['clients'])}: {generators} load generators each "
+                            f"own whole groups, and a point has groups={few}; give groups >= {generators}")
 
 
 def plan_run(
@@ -308,6 +322,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
                 store.add_note(run_id, note)
             if peers.facts:  # each host's CPU, cores, kernel and runtimes, beside this machine's
                 store.set_hosts(run_id, peers.facts)
+            chat_split.check_hosts(plan.jobs, peers, MEMORY_HEADROOM)
             rounds = max(j.warmup + j.repeat for j in plan.jobs)
             for round_index in range(rounds):
                 for job in plan.jobs:
@@ -318,7 +333,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             _until_precise(plan, run_id, store, progress, peers, brokers)
     except KeyboardInterrupt:
         status = "interrupted"
-    except (placement.PlacementError, hosts.HostError) as exc:
+    except (placement.PlacementError, hosts.HostError, chat_split.SplitError) as exc:
         store.add_note(run_id, f"failed: {exc}")
         status = "failed"
         raise PlanError(str(exc)) from None
@@ -365,15 +380,16 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
         argv, cwd, env = _worker_command(job, params)
         env = env | service_env
-        env |= peers.env_for(job.target, job.variant, params, job.process_limit, wl.name,
-                             hosts.local_env_diff(env))
-        outcome = run_worker(
-            peers.worker(job, argv, env),
-            cwd=cwd,
-            env=env,
-            request=job.target.request(wl.name, job.variant, params, repetition, warmup),
-            target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
-        )
+        request = job.target.request(wl.name, job.variant, params, repetition, warmup)
+        if peers.chat_placed(job, params):  # the server and load generators where --place puts them
+            outcome = chat_split.measure(job, params, peers, request, job.timeout_s)
+        else:
+            env |= peers.env_for(job.target, job.variant, params, job.process_limit, wl.name,
+                                 hosts.local_env_diff(env))
+            outcome = run_worker(
+                peers.worker(job, argv, env), cwd=cwd, env=env, request=request,
+                target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
+            )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,
             None if broker_cpu_before is None or not brokers.here(needs)

@@ -42,6 +42,9 @@ class Outcome:
     stderr_tail: str = ""
     pgid: int | None = None  # the worker's process group, gone once run_worker returns
     host: str | None = None  # the host the worker ran on (placement), None: this machine
+    # Each process of a run spread over hosts (the chat server kind's server and load
+    # generators: chat_split.py): role, host, cpu_s, max_rss_bytes, exit_code.
+    parts: list = field(default_factory=list)
 
     def worker_info(self) -> dict:
         """The worker process, and the raw facts it reported (so metrics can be derived again)."""
@@ -56,14 +59,17 @@ class Outcome:
             info["measured"] = self.measured
         if self.histograms:
             info["histograms"] = self.histograms
+        if self.parts:
+            info["parts"] = self.parts
         return info
 
 
 class _Protocol:
     """Follows the worker's lines and remembers the first breach of the protocol."""
 
-    def __init__(self, target: str, variant: str, on_progress):
+    def __init__(self, target: str, variant: str, on_progress, on_ready=None):
         self.target, self.variant, self.on_progress = target, variant, on_progress
+        self.on_ready = on_ready  # a chat load generator across hosts: its barrier (chat_split.py)
         self.hello = None
         self.final = None  # the result or error message
         self.breach = None
@@ -94,6 +100,11 @@ class _Protocol:
                 self.on_progress(message["done"], message["total"])
         elif message["type"] == "sample":
             self._sample(message)
+        elif message["type"] == "ready":
+            if self.on_ready is None:
+                self.breach = "the worker printed a ready line: only a chat load generator across hosts waits so"
+            else:
+                self.on_ready(message["stage"])
         else:
             self.final = message
 

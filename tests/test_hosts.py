@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import hosts, placement, remote, sysinfo, targets, testbed
+from msgbench import chat_server, chat_split, hosts, placement, remote, sysinfo, targets, testbed
 from msgbench.paths import REPO_ROOT
-from tests.conftest import processes_matching
+from tests.conftest import processes_matching, ready_target
 from tests.test_runner import only_run, run_cli
 
 needs_bed = pytest.mark.skipif(
@@ -81,11 +81,71 @@ def test_a_role_the_workload_lacks_or_an_unknown_host_is_refused(fake_targets, t
     assert "give -p placement=remote too" in capsys.readouterr().err
 
 
-def test_the_chat_server_kind_is_not_placed_on_hosts_yet(fake_targets, tmp_path, capsys):
-    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n")
-    assert run_cli("run", "chat", "--target", "fake", "-p", "server=ws", "--no-build",
-                   "--hosts", str(tmp_path / "hosts.toml"), "--place", "server=h1") == 2
-    assert "--place server: the chat server kind runs on this machine only for now" in capsys.readouterr().err
+def test_chat_roles_are_the_server_kinds_and_each_load_generator_owns_whole_groups(fake_targets, tmp_path,
+                                                                                    capsys):
+    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n[hosts.h2]\n[hosts.h3]\n")
+    common = ["run", "chat", "--target", "fake", "--no-build", "--hosts", str(tmp_path / "hosts.toml")]
+    assert run_cli(*common, "-p", "server=ws", "-p", "groups=1", "--place", "server=h1,clients=h2,h3") == 2
+    assert "2 load generators each own whole groups, and a point has groups=1; give groups >= 2" in (
+        capsys.readouterr().err)
+    assert run_cli(*common, "--place", "server=h1") == 2
+    assert "chat's roles are the chat server kind's; give -p server=ws" in capsys.readouterr().err
+    assert run_cli(*common, "-p", "server=ws", "--place", "server=h1,clients=h2,h2") == 2
+    assert "a host is named twice" in capsys.readouterr().err
+
+
+def test_pubsub_roles_take_one_host_each(tmp_path):
+    (tmp_path / "hosts.toml").write_text("[hosts.h1]\n[hosts.h2]\n[hosts.h3]\n")
+    inventory = hosts.load_inventory(tmp_path / "hosts.toml")
+    with pytest.raises(placement.PlacementError) as caught:
+        placement.check_roles(placement.parse_place("broker=h1,sources=h2,h3"), {"pubsub"}, inventory)
+    assert ("--place sources=h2,h3: role sources runs on one host; only clients (the chat server kind's load "
+            "generators) take several") in str(caught.value)
+    placement.check_roles(placement.parse_place("server=h1,clients=h2,h3"), {"chat"}, inventory)
+
+
+def test_pubsub_latency_across_two_kernels_is_refused(tmp_path):
+    """One-way latency from CLOCK_MONOTONIC stamps is one clock only on one kernel (one boot id)."""
+    from types import SimpleNamespace
+
+    (tmp_path / "hosts.toml").write_text("[hosts.h2]\n[hosts.h3]\n")
+    job = SimpleNamespace(scenario=SimpleNamespace(workload="pubsub"), params={"rate": 100})
+    peers = placement.Peers([job], inventory=hosts.load_inventory(tmp_path / "hosts.toml"),
+                            place={"sources": ["h2"], "receivers": ["h3"]})
+    peers.facts = {"h2": {"boot_id": "a"}, "h3": {"boot_id": "b"}}
+    with pytest.raises(placement.PlacementError, match="which h2 and h3 \\(two kernels\\) do not share"):
+        peers._check_clocks()
+    job.params["rate"] = 0  # throughput alone: counted on the receivers' clock
+    peers._check_clocks()
+    job.params["rate"], peers.facts["h3"]["boot_id"] = 100, "a"
+    peers._check_clocks()
+    assert "one clock" in peers.notes[-1]
+
+
+def test_groups_are_split_whole_and_facts_merged_without_averaging_percentiles():
+    assert chat_split.split_groups(5, 2) == [(0, 3), (3, 2)]
+    assert chat_split.split_groups(4, 4) == [(0, 1), (1, 1), (2, 1), (3, 1)]
+    with pytest.raises(chat_split.SplitError, match="need at least as many groups"):
+        chat_split.split_groups(1, 2)
+    from msgbench.worker import Outcome
+
+    def generator(sent, window_ns, latency, lead):
+        measured = {"received_in_window": sent - 1, "loadgen_cpu_ns": 10, "send_window_ns": window_ns,
+                    "latency_max_ns": max(b for b, _ in latency), "server_cpu_ns": 7}
+        if not lead:
+            del measured["server_cpu_ns"]
+        return Outcome(status="ok", measured=measured, verify={"sent": sent, "received": sent, "users": 6},
+                       histograms={"latency_ns": latency}, series=[{"t_ms": 1, "server_rss_bytes": 5}] if lead else [])
+
+    merged = Outcome(status="ok")
+    chat_split.merge_facts(merged, [generator(10, 100, [[3, 9], [100, 1]], True),
+                                    generator(20, 120, [[3, 1], [120, 19]], False)])
+    assert merged.verify == {"sent": 30, "received": 30, "users": 12}
+    assert merged.measured["received_in_window"] == 28 and merged.measured["loadgen_cpu_ns"] == 20
+    assert merged.measured["send_window_ns"] == 120 and merged.measured["latency_max_ns"] == 120
+    assert merged.measured["server_cpu_ns"] == 7  # the lead's reading of the server
+    assert merged.histograms["latency_ns"] == [[3, 10], [100, 1], [120, 19]]  # buckets added, not percentiles
+    assert merged.series == [{"t_ms": 1, "server_rss_bytes": 5}]
 
 
 def test_an_ssh_alias_is_resolved_to_the_address_it_connects_to(tmp_path):
@@ -289,4 +349,84 @@ def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed
     deadline = time.monotonic() + 15
     while processes_matching("ssh -F"):
         assert time.monotonic() < deadline, processes_matching("ssh -F")
+        time.sleep(0.2)
+
+
+CHAT = ["run", "chat", "--target", "go", "-p", "server=ws", "-p", "groups=4", "-p", "clients_per_group=3",
+        "-p", "think_ms=50", "-p", "drain_timeout_s=10", "--place", "server=h1,clients=h2,h3", "--no-build",
+        "--warmup", "0"]
+
+
+def chat_ready() -> None:
+    ready_target("go")
+    chat_server.build_load_generator()
+
+
+@needs_bed
+def test_chat_server_on_one_host_and_its_clients_on_two(bed, tmp_path, monkeypatch, capsys):
+    chat_ready()
+    monkeypatch.setenv("MSGBENCH_STORE", str(tmp_path / "store.sqlite"))
+    assert run_cli(*CHAT, "-p", "duration_s=1", "--hosts", str(bed.inventory), "--repeat", "1") == 0
+    run, (m,), _ = only_run(tmp_path / "store.sqlite")
+    assert m["status"] == "ok", m["error"]
+    assert m["verify"]["received"] == m["verify"]["sent"] > 0 and m["verify"]["users"] == 12
+    assert m["metrics"]["connections_held_count"] == 12 and m["metrics"]["latency_p99_us"] > 0
+    # Each process measured where it ran: the server on h1, a load generator with two
+    # whole groups on each of h2 and h3.
+    parts = {(p["role"], p["host"]): p for p in m["worker"]["parts"]}
+    assert set(parts) == {("server", "h1"), ("clients", "h2"), ("clients", "h3")}
+    assert parts["clients", "h2"]["groups"] == [0, 2] and parts["clients", "h3"]["groups"] == [2, 2]
+    assert all(p["cpu_s"] > 0 and p["max_rss_bytes"] > 0 and p["exit_code"] == 0 for p in parts.values())
+    assert m["worker"]["host"] == "h2,h3"
+    assert any("server_rss_bytes" in s for s in m["series"])  # the lead read the server's stats
+    for alias in ("h1", "h2", "h3"):
+        assert f"--- {'server' if alias == 'h1' else 'clients'} on host {alias} ({bed.hosts[alias]}) ---" in (
+            m["stderr_tail"])
+    assert (bed.dir / "h2" / "kits/chatload/bin/msgbench-chatload").exists()  # deployed to the clients' hosts
+    assert "role clients ran on h2 (" in " ".join(run["notes"])
+    for alias, facts in run["metadata"]["hosts"].items():
+        # On one machine the offset is ~0; what is checked is that it was measured.
+        assert abs(facts["clock_offset_s"]) < 1 and 0 < facts["clock_uncertainty_s"] < 1, alias
+    capsys.readouterr()
+    assert run_cli("show", "latest") == 0
+    assert "ms to this machine's" in capsys.readouterr().out
+    assert settled(bed) == {}
+
+
+@needs_bed
+def test_killing_the_chat_server_or_the_harness_leaves_nothing_on_any_host(bed, tmp_path):
+    chat_ready()
+    env = os.environ | {"MSGBENCH_STORE": str(tmp_path / "store.sqlite"), "PYTHONPATH": str(REPO_ROOT)}
+    command = [sys.executable, "-m", "msgbench", *CHAT, "-p", "duration_s=8", "--hosts", str(bed.inventory),
+               "--repeat", "1", "--timeout", "120"]
+
+    def start_and_wait_for(log, alias, program):
+        harness = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + 90
+        while True:
+            found = [pid for pid, cmd in bed.commands(alias).items() if cmd.startswith(program)]
+            if found:
+                return harness, found[0]
+            assert harness.poll() is None, Path(log.name).read_text()
+            assert time.monotonic() < deadline, f"{program} never started on {alias}"
+            time.sleep(0.1)
+
+    with open(tmp_path / "first.log", "wb") as log:
+        harness, server = start_and_wait_for(log, "h1", "bin/msgbench-go --chat-server")
+        time.sleep(1)  # connected and sending
+        os.kill(server, signal.SIGKILL)
+        assert harness.wait(timeout=120) == 1
+    _, (m,), _ = only_run(tmp_path / "store.sqlite")
+    assert m["status"] == "failed"
+    assert m["error"].startswith(f"the chat server on host h1 ({bed.hosts['h1']}) died mid-run"), m["error"]
+    assert settled(bed) == {}
+
+    with open(tmp_path / "second.log", "wb") as log:
+        harness, _ = start_and_wait_for(log, "h3", f"{bed.dir}/h3/kits/chatload/bin/msgbench-chatload")
+        harness.send_signal(signal.SIGKILL)
+        harness.wait()
+    assert settled(bed) == {}
+    deadline = time.monotonic() + 15
+    while processes_matching("msgbench-chatload") or processes_matching("ssh -F"):
+        assert time.monotonic() < deadline, processes_matching("msgbench-chatload") + processes_matching("ssh -F")
         time.sleep(0.2)

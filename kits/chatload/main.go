@@ -7,6 +7,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -38,9 +40,12 @@ func main() {
 	}
 }
 
-func serve(in *os.File, out *os.File) error {
+func serve(stdin *os.File, out *os.File) error {
 	w := protocol.NewWriter(out)
-	req, err := protocol.ReadRequest(in)
+	// The request is one line; across hosts the harness's go lines follow it.
+	in := bufio.NewReader(stdin)
+	line, _ := in.ReadBytes('\n') // an empty or cut request fails to decode below
+	req, err := protocol.ReadRequest(bytes.NewReader(line))
 	target := os.Getenv(envTarget)
 	if target == "" {
 		target = "chatload"
@@ -59,7 +64,11 @@ func serve(in *os.File, out *os.File) error {
 	if err != nil {
 		return w.Error(err)
 	}
-	result, err := measureServer(p, w)
+	sp, err := splitFromEnv(p, in)
+	if err != nil {
+		return w.Error(err)
+	}
+	result, err := measureServer(p, w, sp)
 	if err != nil {
 		return w.Error(err)
 	}
@@ -67,14 +76,24 @@ func serve(in *os.File, out *os.File) error {
 }
 
 // measureServer is one measurement; the server is stopped (its whole process
-// group) and every connection closed on every path.
-func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
-	srv, err := startServer()
+// group) and every connection closed on every path. sp: this generator's
+// share of a run across hosts (the harness's server; nil: start it here).
+func measureServer(p Params, w *protocol.Writer, sp *split) (protocol.Result, error) {
+	if sp != nil && !sp.lead {
+		return measureShare(p, w, sp)
+	}
+	var srv *server
+	var err error
+	if sp != nil {
+		srv, err = attachServer(sp.url)
+	} else {
+		srv, err = startServer()
+	}
 	if err != nil {
 		return protocol.Result{}, err
 	}
 	defer srv.stop()
-	r := newRun(p, srv)
+	r := newRun(p, srv, sp)
 	defer r.closeAll()
 	go r.watchServer()
 
@@ -114,11 +133,17 @@ func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
 	})
 	defer sampler.Stop()
 
+	if err := r.barrier(w, sp, "connect"); err != nil {
+		return protocol.Result{}, err
+	}
 	setupStarted := time.Now()
 	if err := r.connectAll(); err != nil {
 		return protocol.Result{}, err
 	}
 	setup := time.Since(setupStarted)
+	if err := r.barrier(w, sp, "send"); err != nil {
+		return protocol.Result{}, err
+	}
 
 	// Both processes' CPU over T alone, beside the whole run's: connecting
 	// thousands of clients costs the load generator far more than T does.
@@ -149,6 +174,9 @@ func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
 	}
 	wall, cpu := time.Since(started), cpuNow()-cpuStarted
 	sampler.Stop()
+	if err := r.barrier(w, sp, "close"); err != nil {
+		return protocol.Result{}, err
+	}
 	peak, _ := measure.PeakRSSBytes()
 	measured := map[string]any{
 		"setup_ns":                  setup.Nanoseconds(),
@@ -173,15 +201,5 @@ func measureServer(p Params, w *protocol.Writer) (protocol.Result, error) {
 	if total, ok := atT.Runtime["total_bytes"]; ok {
 		measured["runtime_memory_bytes"] = int64(total)
 	}
-	return protocol.Result{
-		Measured: measured,
-		Verify: map[string]int64{
-			"sent":            r.sent.Load(),
-			"received":        r.received.Load(),
-			"cross_group":     r.crossGroup.Load(),
-			"self_deliveries": r.selfDeliveries.Load(),
-			"users":           r.joined.Load(),
-		},
-		Histograms: map[string][][2]int64{"latency_ns": r.latency.Sparse(), "connect_ns": r.connect.Sparse()},
-	}, nil
+	return r.result(measured), nil
 }

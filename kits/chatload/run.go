@@ -38,6 +38,10 @@ type run struct {
 	epoch  time.Time // the monotonic clock of every timestamp
 	binary bool
 
+	// This generator's users: firstUser .. firstUser+users-1 (all of them, but
+	// across hosts, where each generator owns whole groups: split.go).
+	firstUser, users int64
+
 	clients []*client
 	connect Histogram
 	latency Histogram
@@ -59,8 +63,13 @@ type client struct {
 	conn        *websocket.Conn
 }
 
-func newRun(p Params, srv *server) *run {
-	return &run{p: p, srv: srv, epoch: time.Now(), binary: p.Message == "binary", aborted: make(chan struct{})}
+func newRun(p Params, srv *server, sp *split) *run {
+	r := &run{p: p, srv: srv, epoch: time.Now(), binary: p.Message == "binary", aborted: make(chan struct{}),
+		users: p.Users()}
+	if sp != nil {
+		r.firstUser, r.users = sp.firstUser(p.ClientsPerGroup), sp.groups*p.ClientsPerGroup
+	}
+	return r
 }
 
 func (r *run) now() int64 { return time.Since(r.epoch).Nanoseconds() }
@@ -71,9 +80,9 @@ func (r *run) fail(err error) {
 	if r.closing.Load() {
 		return
 	}
-	if _, gone := r.srv.died(); !gone {
+	if _, gone := r.srv.died(); !gone && r.srv.proc != nil {
 		select {
-		case <-r.srv.proc.Exited():
+		case <-r.srv.exited():
 		case <-time.After(time.Second): // a dying server's connections break first
 		}
 	}
@@ -98,7 +107,7 @@ func (r *run) isAborted() bool {
 // watchServer aborts the run the moment the server exits before its end.
 func (r *run) watchServer() {
 	select {
-	case <-r.srv.proc.Exited():
+	case <-r.srv.exited():
 		r.fail(errors.New("the chat server exited"))
 	case <-r.aborted:
 	}
@@ -107,7 +116,7 @@ func (r *run) watchServer() {
 func (r *run) dialer(i int64) *websocket.Dialer {
 	d := &websocket.Dialer{ReadBufferSize: bufferBytes, WriteBufferPool: &writeBuffers, HandshakeTimeout: joinWithin}
 	if r.srv.loopback() {
-		a := addressFor(i, r.p.Users())
+		a := addressFor(i, r.users)
 		local := &net.TCPAddr{IP: net.IPv4(a[0], a[1], a[2], a[3])}
 		d.NetDialContext = (&net.Dialer{LocalAddr: local, Control: bindAddressNoPort}).DialContext
 	}
@@ -136,7 +145,7 @@ func bindAddressNoPort(_, _ string, c syscall.RawConn) error {
 // connectAll opens every user's connection, joins it to its group and waits
 // for every "joined"; each client's reader starts as soon as it has joined.
 func (r *run) connectAll() error {
-	users := r.p.Users()
+	users := r.users
 	r.clients = make([]*client, users)
 	slots := make(chan struct{}, dialAtOnce)
 	var wg sync.WaitGroup
@@ -164,13 +173,17 @@ func (r *run) connectAll() error {
 }
 
 func (r *run) open(i int64) error {
-	c := &client{group: i / r.p.ClientsPerGroup, user: i}
+	c := &client{group: (r.firstUser + i) / r.p.ClientsPerGroup, user: r.firstUser + i}
 	started := time.Now()
 	conn, _, err := r.dialer(i).Dial(r.srv.url(), nil)
 	if err != nil {
-		a := addressFor(i, r.p.Users())
-		return protocol.Errorf(protocol.Internal, "cannot connect to the chat server at %s (user %d, from %d.%d.%d.%d): %v",
-			r.srv.url(), i, a[0], a[1], a[2], a[3], err)
+		from := "this host's address"
+		if r.srv.loopback() {
+			a := addressFor(i, r.users)
+			from = fmt.Sprintf("%d.%d.%d.%d", a[0], a[1], a[2], a[3])
+		}
+		return protocol.Errorf(protocol.Internal, "cannot connect to the chat server at %s (user %d, from %s): %v",
+			r.srv.url(), c.user, from, err)
 	}
 	r.connect.Record(time.Since(started).Nanoseconds())
 	r.opened.Add(1)
@@ -179,15 +192,15 @@ func (r *run) open(i int64) error {
 	join := fmt.Appendf(nil, `{"join": {"group": %d, "user": %d, "history": %d}}`, c.group, c.user, r.p.History)
 	_ = conn.SetWriteDeadline(time.Now().Add(joinWithin))
 	if err := conn.WriteMessage(websocket.TextMessage, join); err != nil {
-		return fmt.Errorf("user %d could not send its join: %w", i, err)
+		return fmt.Errorf("user %d could not send its join: %w", c.user, err)
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(joinWithin))
 	_, answer, err := conn.ReadMessage()
 	if err != nil {
-		return fmt.Errorf("user %d got no joined from the chat server: %w", i, err)
+		return fmt.Errorf("user %d got no joined from the chat server: %w", c.user, err)
 	}
-	if want := fmt.Sprintf(`{"joined":%d}`, i); compact(answer) != want {
-		return protocol.Errorf(protocol.Internal, "user %d: the chat server answered its join with %.200q, not %s", i, answer, want)
+	if want := fmt.Sprintf(`{"joined":%d}`, c.user); compact(answer) != want {
+		return protocol.Errorf(protocol.Internal, "user %d: the chat server answered its join with %.200q, not %s", c.user, answer, want)
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	_ = conn.SetWriteDeadline(time.Time{})
@@ -276,12 +289,12 @@ func (r *run) sendAll() time.Duration {
 	window := r.p.duration()
 	r.sending.Store(true)
 	var wg sync.WaitGroup
-	for i, c := range r.clients {
+	for _, c := range r.clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if r.p.ThinkMS > 0 {
-				rng := rand.New(rand.NewPCG(uint64(i), uint64(release.UnixNano())))
+				rng := rand.New(rand.NewPCG(uint64(c.user), uint64(release.UnixNano())))
 				r.realistic(c, newSchedule(rng, r.p.think(), window), release)
 			} else {
 				r.stress(c, release.Add(window))

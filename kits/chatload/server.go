@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,10 +22,24 @@ import (
 // server is the chat server under test, started as the harness said
 // (MSGBENCH_PEER_COMMAND/CWD/HOST) in its own process group.
 type server struct {
-	proc *peer.Process
+	proc *peer.Process // nil: started by the harness (attachServer)
 	argv []string
 	host string
 	port int
+}
+
+// attachServer is the server the harness started (a run across hosts): its
+// death shows as broken connections, which the harness names with its host.
+func attachServer(raw string) (*server, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil, fmt.Errorf("%s has no port", raw)
+	}
+	return &server{host: u.Hostname(), port: port}, nil
 }
 
 // listenWithin bounds the server's start (a JVM's or a BEAM's boot included,
@@ -93,6 +109,9 @@ func (s *server) loopback() bool { return strings.HasPrefix(s.host, "127.") || s
 
 // died says how the server ended, if it has.
 func (s *server) died() (string, bool) {
+	if s.proc == nil {
+		return "", false
+	}
 	select {
 	case <-s.proc.Exited():
 		return fmt.Sprintf("the chat server %s died mid-run (%s)", peer.QuoteArgv(s.argv), s.proc.ExitStatus()), true
@@ -101,7 +120,20 @@ func (s *server) died() (string, bool) {
 	}
 }
 
-func (s *server) stop() { s.proc.Terminate() }
+func (s *server) stop() {
+	if s.proc != nil {
+		s.proc.Terminate()
+	}
+}
+
+// exited is closed when a server this generator started exits; never for
+// the harness's.
+func (s *server) exited() <-chan struct{} {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.Exited()
+}
 
 // stats is the server's answer to {"stats": true} (docs/chat-server.md), with the
 // load generator's readings of it as methods.
