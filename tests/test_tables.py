@@ -2,6 +2,8 @@
 
 from msgbench import results, screen
 
+ABOVE_ONE = "x reference = the tool's performance reached, above 1.00x better than it"
+
 
 def summary(target, variant, label, median, **extra):
     return {"scenario": "pubsub", "workload": "pubsub", "target": target, "variant": variant,
@@ -32,7 +34,7 @@ def test_the_legend_names_the_tool_each_ratio_is_against():
     ratio = {row[table.headers.index("target/variant")]: row[table.headers.index("x reference")] for row in table.rows}
     assert ratio["redis/lean"] == "1.17x"  # against the fair pairing, stored last
     # rabbitmq was not measured: its tool is no pairing of this table.
-    assert screen.legend(rows) == ("x reference = nats against reference/nats_bench; "
+    assert screen.legend(rows) == (f"{ABOVE_ONE}; nats against reference/nats_bench; "
                                    "redis against reference/redis_benchmark_sub")
 
 
@@ -41,7 +43,7 @@ def test_a_reference_for_everyone_applies_to_every_target():
             summary("reference", "iperf3", "reference", 100.0)]
     [table] = screen.summary_tables(rows)
     assert [row[table.headers.index("x reference")] for row in table.rows[:2]] == ["0.50x", "0.25x"]
-    assert screen.legend(rows) == "x reference = every target against reference/iperf3"
+    assert screen.legend(rows) == f"{ABOVE_ONE}; every target against reference/iperf3"
 
 
 def test_a_reference_for_one_variant_is_that_variants_only():
@@ -54,6 +56,26 @@ def test_a_reference_for_one_variant_is_that_variants_only():
     ratio = {row[table.headers.index("target/variant")]: row[table.headers.index("x reference")] for row in table.rows}
     assert ratio["c/default"] == "0.50x" and ratio["go/default"] == "0.60x"
     assert ratio["c/tuned"] == "0.50x"
+    assert ratio["reference/sockperf_pinned"] == ""  # a tool is the yardstick, not compared
+
+
+def echo(variant, label, round_trip_us, **extra):
+    return {**summary("c", variant, label, 0.0, **extra), "workload": "socket", "scenario": "echo",
+            "params": {"mode": "echo", "size": 16}, "sweep": None, "x": None,
+            "metrics": {"round_trip_us": {"median": round_trip_us, "min": round_trip_us,
+                                          "max": round_trip_us, "cv": 0.0, "n": 3}}}
+
+
+def test_a_shorter_round_trip_than_the_tools_reads_above_one():
+    rows = [echo("default", "idiomatic", 50.0), echo("tuned", "tuned", 20.0),
+            {**echo("sockperf", "reference", 100.0), "target": "reference"},
+            {**echo("sockperf_pinned", "reference", 10.0, reference_for=["c/tuned"]), "target": "reference"}]
+    [table] = screen.summary_tables(rows)
+    ratio = {row[table.headers.index("target/variant")]: row[table.headers.index("x reference")] for row in table.rows}
+    assert ratio["c/default"] == "2.00x"  # half sockperf's round trip: twice its speed
+    assert ratio["c/tuned"] == "0.50x"  # twice the pinned sockperf's round trip
+    assert screen.legend(rows) == (f"{ABOVE_ONE}; every other target against reference/sockperf; "
+                                   "c/tuned against reference/sockperf_pinned")
 
 
 def measurement(loss_ratio, repetition):
