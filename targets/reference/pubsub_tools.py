@@ -6,7 +6,7 @@ One variant per tool (its option `tool`), each against the broker the harness st
     nats_bench       natscli's `nats bench` (bin/nats, built by `make build`) against nats-server
     redis_benchmark  Debian's redis-benchmark, PUBLISH only, against redis-server
     redis_benchmark_sub  the same with `receivers` reference subscribers attached
-                     (redis_subscriber.py): the fair pairing, Redis also delivers every message
+                     (bin/redis_subscriber, hiredis): the fair pairing, Redis also delivers every message
     perftest         RabbitMQ PerfTest (lib/, fetched by `make build`) against rabbitmq-server
 
 The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
@@ -470,7 +470,7 @@ class RedisRun:
     rps: float
     cpu_ns: int
     peak_rss: int
-    subscribers: list[dict]  # redis_subscriber.py's line of each subscriber (fair pairing), or none
+    subscribers: list[dict]  # bin/redis_subscriber's line of each subscriber (fair pairing), or none
     subscribers_cpu_ns: int
 
 
@@ -497,7 +497,7 @@ def redis_argv(p: Params, requests: int) -> list[str]:
 
 def redis_subscriber_argv(p: Params, requests: int) -> list[str]:
     host, port = host_port(service_url("redis_benchmark_sub"))
-    return [sys.executable, str(HERE / "redis_subscriber.py"), host, str(port), "msgbench.0", str(p.payload_bytes),
+    return [str(HERE / "bin" / "redis_subscriber"), host, str(port), "msgbench.0", str(p.payload_bytes),
             str(requests), str(p.drain_ms)]
 
 
@@ -506,10 +506,13 @@ def parse_redis_subscriber(text: str) -> dict:
     lines = [line for line in text.splitlines() if line.strip()]
     try:
         found = json.loads(lines[-1])
-        if not all(isinstance(found.get(k), int) for k in ("received", "first_ns", "last_ns", "leftover_bytes")):
+        if not all(isinstance(found.get(k), int) for k in ("received", "mismatched", "first_ns", "last_ns")):
             raise ValueError
     except (IndexError, ValueError):
-        raise ToolError("internal", f"redis_subscriber.py printed no counts: {tail(text)}") from None
+        raise ToolError("internal", f"redis_subscriber printed no counts: {tail(text)}") from None
+    if found["mismatched"]:
+        raise ToolError("internal", f"redis_subscriber got {found['mismatched']:,} pushes that were not a message of "
+                                    f"the run's channel and payload size")
     return found
 
 
@@ -559,7 +562,7 @@ def run_redis_benchmark(p: Params, subscribed: bool = False) -> dict:
                       source_cpu_ns=run.cpu_ns, receiver_cpu_ns=run.subscribers_cpu_ns, peak_rss=run.peak_rss,
                       extra=broker_extra(broker_ns),
                       verify_extra={"subscribers": p.receivers, "pipeline": redis_pipeline(p),
-                                    "leftover_bytes": sum(s["leftover_bytes"] for s in run.subscribers)})
+                                    "mismatched": sum(s["mismatched"] for s in run.subscribers)})
     # Stated by redis-benchmark: "N requests completed in S seconds". No subscribers: it only publishes,
     # so its one receiver entry is the PUBLISH replies it counted over those S seconds, and msgs_per_s
     # stays the PUBLISH rate Redis accepts at this pipelining with nothing delivered (an upper bound of

@@ -167,6 +167,15 @@ def test_redis_benchmark_summary():
         tools.parse_redis_benchmark("PUBLISH msgbench.0 x: rps=0.0 (overall: 3000.0)\r")
 
 
+def test_a_reference_subscriber_that_saw_a_foreign_push_fails_the_run():
+    good = 'subscribed\n{"received": 5, "mismatched": 0, "first_ns": 1, "last_ns": 9}\n'
+    assert tools.parse_redis_subscriber(good)["received"] == 5
+    with pytest.raises(tools.ToolError, match="2 pushes that were not a message"):
+        tools.parse_redis_subscriber(good.replace('"mismatched": 0', '"mismatched": 2'))
+    with pytest.raises(tools.ToolError, match="printed no counts"):
+        tools.parse_redis_subscriber("subscribed\n")
+
+
 def test_perftest_summary_with_counts():
     summary = tools.parse_perftest((DATA / "perftest_counts.stdout").read_text())
     assert (summary.sending, summary.receiving) == (17937, 35874)
@@ -330,7 +339,7 @@ def test_a_small_run_through_the_worker(variant):
             assert verify["received"] == verify["published"] * 2 and verify["lost"] == 0
             assert measured["receiver_cpu_ns"] > 0
         if variant == "redis_benchmark_sub":
-            assert verify["subscribers"] == 2 and verify["leftover_bytes"] == 0
+            assert verify["subscribers"] == 2 and verify["mismatched"] == 0
         assert measured["source_cpu_ns"] > 0 and measured["peak_rss_bytes"] > 0
         unsupported = call(variant, {"rate": 1000, "batching_bytes": 8192}, env)
         assert unsupported["type"] == "error" and unsupported["kind"] == "unsupported", unsupported
