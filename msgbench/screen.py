@@ -132,9 +132,13 @@ def legend(summary: list[dict]) -> str:
     if "n/a" in shown:
         parts.append("n/a = the target does not implement this point or cannot hold it (the notes say why)")
     pairings = tables.reference_pairings(summary)
-    measured = {s["target"] for s in summary if s.get("variant_label") != "reference"}
-    measured |= {f"{s['target']}/{s['variant']}" for s in summary if s.get("variant_label") != "reference"}
-    paired = {target: tools for target, tools in pairings.items() if target is None or target in measured}
+    variants = {(s["target"], f"{s['target']}/{s['variant']}")
+                for s in summary if s.get("variant_label") != "reference"}
+    measured = {name for pair in variants for name in pair}
+    # The tool for everyone is named only where some measured variant has no tool of its own.
+    unpaired = any(target not in pairings and variant not in pairings for target, variant in variants)
+    paired = {target: tools for target, tools in pairings.items()
+              if (target is None and unpaired) or target in measured}
     everyone = "every other target" if len(paired) > 1 else "every target"
     pairs = [f"{target or everyone} against {' and '.join(tools)}"
              for target, tools in sorted(paired.items(), key=lambda item: item[0] or "")]
