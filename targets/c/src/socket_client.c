@@ -86,8 +86,8 @@ size_t socket_send_buffers(long long size)
     return buffers < 2 ? 2 : buffers;
 }
 
-/* Echo: write a frame (one write() of the prepared header + payload), read the whole
- * echo back with blocking read()s, check it: its length, its first and last payload
+/* Echo: write a frame (one send() of the prepared header + payload), read the whole
+ * echo back with blocking recv()s, check it: its length, its first and last payload
  * byte, and with check_content every byte (memcmp against what was sent). */
 static void run_echo(client *c)
 {
@@ -129,7 +129,7 @@ static void run_echo(client *c)
     c->end_ns = monotonic_ns();
 }
 
-/* Flow: one write() per frame, as fast as they go, then shutdown(SHUT_WR); the server
+/* Flow: one send() per frame, as fast as they go, then shutdown(SHUT_WR); the server
  * answers the EOF with one byte once it has read everything, and the clock stops when
  * that byte is here: the time until the receiver had the last byte (plus one one-way
  * trip of one byte), measured on one clock. */

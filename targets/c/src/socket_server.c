@@ -49,9 +49,9 @@ static void failf(connection *c, const char *format, ...)
     c->failed = true;
 }
 
-/* Echo: read one whole frame (the size is known from the request: one read() call of
+/* Echo: read one whole frame (the size is known from the request: one recv() call of
  * 4 + size bytes, repeated only if the kernel hands over less), check its header, write
- * it back with one write(). EOF between frames ends the connection. */
+ * it back with one send(). EOF between frames ends the connection. */
 static void serve_echo(connection *c)
 {
     size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)c->params->size;
@@ -90,7 +90,7 @@ static void serve_echo(connection *c)
     free(frame);
 }
 
-/* Flow: read()s of up to SOCKET_FLOW_CHUNK_BYTES, frames parsed out of each chunk and
+/* Flow: recv()s of up to SOCKET_FLOW_CHUNK_BYTES, frames parsed out of each chunk and
  * discarded, counted as they complete. At EOF (the client's shutdown) one byte goes
  * back: the client's clock stops when it reads it. */
 static void serve_flow(connection *c)
@@ -105,7 +105,7 @@ static void serve_flow(connection *c)
     uint64_t payload_left = 0;
     bool in_payload = false;
     for (;;) {
-        ssize_t n = read(c->fd, chunk, SOCKET_FLOW_CHUNK_BYTES);
+        ssize_t n = recv(c->fd, chunk, SOCKET_FLOW_CHUNK_BYTES, 0);
         if (n < 0 && errno == EINTR) {
             continue;
         }
