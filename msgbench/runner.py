@@ -6,6 +6,7 @@ machine's state hits every target alike. Each measurement is stored the moment i
 ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
+import contextlib
 import os
 import resource
 import shlex
@@ -146,7 +147,7 @@ def plan_run(
     for scenario in scenarios:
         wl = spec.workload(scenario.workload)
         chosen = _targets_for(scenario, wl, target_names, strict_targets, plan, builds or {})
-        measured = {t.name for t in chosen if t.kind != "reference"}  # what reference tools compare with
+        measured = _measured(chosen, wl.name, variant_choice or scenario.variants)  # what reference tools compare with
         for x, given in scenario.points():
             params = _resolve(wl, given)
             for target in chosen:
@@ -201,14 +202,26 @@ def _targets_for(scenario, wl, target_names, strict, plan, builds) -> list[targe
     return usable
 
 
+def _measured(chosen: list[targets.Target], workload: str, choice: str) -> set[str]:
+    """The targets a run measures and their variants' names ("c", "c/tuned"): a reference tool
+    runs for what it is the yardstick of."""
+    found = set()
+    for target in chosen:
+        if target.kind == "reference":
+            continue
+        found.add(target.name)
+        with contextlib.suppress(PlanError):  # none of the chosen variants: the plan says so where it picks them
+            found |= {f"{target.name}/{v.name}" for v in _variants(target, workload, choice, set())}
+    return found
+
+
 def _variants(target: targets.Target, workload: str, choice: str, measured: set[str],
               pool: list[targets.Variant] | None = None) -> list[targets.Variant]:
     """The variants a job runs; pool: the only ones that may (the chat server kind's)."""
     available = target.variants_for(workload) if pool is None else pool
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
-        # reference_for names a target ("redis") or one of its variants ("c/tuned"): run for the target
-        return [v for v in available
-                if not v.reference_for or measured & {r.split("/")[0] for r in v.reference_for}]
+        # reference_for names a target ("redis") or one of its variants ("c/tuned"): run when it is measured
+        return [v for v in available if not v.reference_for or measured & set(v.reference_for)]
     if choice == "all":
         return available
     if choice == "default":
