@@ -59,6 +59,8 @@ MARGIN_S = 10  # the worker reports before the harness's time limit
 RSS_SAMPLE_S = 0.002  # how often the tool clients' VmHWM is read while they run
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SOCKPERF_TOTAL = re.compile(r"\[Total Run\] RunTime=([\d.]+) sec; Warm up time=\d+ msec; SentMessages=(\d+); "
+                            r"ReceivedMessages=(\d+)")
 SOCKPERF_VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)")
 SOCKPERF_RTT = re.compile(r"avg-rtt=([\d.]+)")
 SOCKPERF_SERVED = re.compile(r"Total (\d+) messages received and handled")
@@ -196,20 +198,24 @@ def parse_iperf3(text: str) -> dict:
 
 @dataclass(frozen=True)
 class PingPong:
-    """One sockperf client's summary of its valid duration (warm-up and cool-down left out)."""
+    """One sockperf client's summary: its whole run ([Total Run], its first 400 ms included), and
+    its valid duration (warm-up and cool-down left out) with the mean round trip it states for it."""
 
     seconds: float
     sent: int
     received: int
+    valid_seconds: float
+    valid_received: int
     rtt_us: float
 
 
 def parse_sockperf(text: str) -> PingPong:
     plain = ANSI.sub("", text)
-    valid, rtt = SOCKPERF_VALID.search(plain), SOCKPERF_RTT.search(plain)
-    if not valid or not rtt:
+    total, valid, rtt = SOCKPERF_TOTAL.search(plain), SOCKPERF_VALID.search(plain), SOCKPERF_RTT.search(plain)
+    if not total or not valid or not rtt:
         raise Failure("internal", f"sockperf printed no summary: {tail(plain)}")
-    return PingPong(seconds=float(valid.group(1)), sent=int(valid.group(2)), received=int(valid.group(3)),
+    return PingPong(seconds=float(total.group(1)), sent=int(total.group(2)), received=int(total.group(3)),
+                    valid_seconds=float(valid.group(1)), valid_received=int(valid.group(3)),
                     rtt_us=float(rtt.group(1)))
 
 
@@ -255,19 +261,27 @@ def flow_result(p: Params, report: dict, served: dict, peak_rss: int) -> dict:
 
 
 def echo_result(p: Params, runs: list[PingPong], peak_rss: int) -> dict:
-    """sockperf runs for a time, not a count: each client states its valid duration (RunTime) and
-    the messages it sent and received in it. elapsed_ns is each client's stated RunTime; the
-    clients ran at once, so wall_ns is the longest of them."""
+    """sockperf runs for a time, not a count. Each client states its whole run (RunTime of
+    [Total Run]) and the round trips it completed in it: the spec times a worker's whole
+    sequence from its first message, cold start included, and so is sockperf timed, not over
+    its "valid duration", which leaves its first 400 ms and its end out. elapsed_ns is each
+    client's whole run; the clients ran at once, so wall_ns is the longest. A run ends on a
+    timer, with one message in flight: sent is the round trips completed, the tool's own
+    count of sends is kept beside it, and so are its valid-duration figures (tool_valid_*,
+    the mean avg-rtt in ns)."""
     elapsed_ns = [seconds_ns(run.seconds) for run in runs]
-    sent, received = sum(run.sent for run in runs), sum(run.received for run in runs)
+    received = sum(run.received for run in runs)
     measured = {"elapsed_ns": elapsed_ns, "wall_ns": max(elapsed_ns), "peak_rss_bytes": peak_rss}
     verify = {
-        "messages_sent": sent,
+        "messages_sent": received,
         "messages_received": received,
-        "bytes_sent": sent * p.size,
+        "bytes_sent": received * p.size,
         "bytes_received": received * p.size,
         "content_mismatches": 0,
         "content_checked": False,
+        "tool_sent": sum(run.sent for run in runs),
+        "tool_valid_received": sum(run.valid_received for run in runs),
+        "tool_valid_round_trip_ns": round(sum(run.rtt_us for run in runs) / len(runs) * 1000),  # verify: integers
     }
     return {"type": "result", "measured": measured, "verify": verify}
 

@@ -162,7 +162,7 @@ def test_sockperf_summary_is_parsed():
     text = ("sockperf: [Total Run] RunTime=2.001 sec; Warm up time=400 msec; SentMessages=30937; "
             "ReceivedMessages=30936\nsockperf: [Valid Duration] RunTime=1.550 sec; SentMessages=21170; "
             "ReceivedMessages=21170\nsockperf: \x1b[2;35m====> avg-rtt=73.173 (std-dev=62.701)\x1b[0m\n")
-    assert worker.parse_sockperf(text) == worker.PingPong(1.55, 21170, 21170, 73.173)
+    assert worker.parse_sockperf(text) == worker.PingPong(2.001, 30937, 30936, 1.55, 21170, 73.173)
     with pytest.raises(worker.Failure):
         worker.parse_sockperf("sockperf: No valid observations found.")
 
@@ -178,13 +178,19 @@ def test_flow_result_takes_times_and_counts_from_the_tools():
     assert result["verify"]["messages_received"] == 8 and result["verify"]["bytes_sent"] == 8000
 
 
-def test_echo_result_takes_each_client_s_valid_duration():
+def test_echo_result_takes_each_client_s_whole_run():
+    # As the spec times a worker's whole sequence: sockperf's first 400 ms are in, as C's first round trips are.
     p = worker.read_params(worker.Params, DEFAULTS | {"size": 16})
-    runs = [worker.PingPong(1.5, 100, 100, 70.0), worker.PingPong(1.25, 80, 80, 90.0)]
+    runs = [worker.PingPong(2.0, 101, 100, 1.5, 80, 70.0), worker.PingPong(1.5, 81, 80, 1.25, 60, 90.0)]
     result = worker.echo_result(p, runs, 10)
-    assert result["measured"] == {"elapsed_ns": [1_500_000_000, 1_250_000_000], "wall_ns": 1_500_000_000,
+    assert result["measured"] == {"elapsed_ns": [2_000_000_000, 1_500_000_000], "wall_ns": 2_000_000_000,
                                   "peak_rss_bytes": 10}
-    assert result["verify"]["messages_received"] == 180 and result["verify"]["bytes_received"] == 180 * 16
+    verify = result["verify"]
+    assert verify["messages_received"] == verify["messages_sent"] == 180 and verify["bytes_received"] == 180 * 16
+    assert verify["tool_sent"] == 182 and verify["tool_valid_received"] == 140
+    assert verify["tool_valid_round_trip_ns"] == 80_000
+    # The worker protocol takes integers, strings and booleans in verify (spec/message.schema.json).
+    assert all(isinstance(v, int | str | bool) for v in verify.values())
 
 
 # ---------------------------------------------------------------- iperf3
