@@ -430,3 +430,5 @@ def test_killing_the_chat_server_or_the_harness_leaves_nothing_on_any_host(bed, 
     while processes_matching("msgbench-chatload") or processes_matching("ssh -F"):
         assert time.monotonic() < deadline, processes_matching("msgbench-chatload") + processes_matching("ssh -F")
         time.sleep(0.2)
+    left = f"{tempfile.gettempdir()}/{hosts.TEMP_PREFIX}{harness.pid}-"
+    assert any(p.startswith(left) for p in hosts.remove_leftover_control_dirs())  # the next run's clean-up
