@@ -174,5 +174,10 @@ def first_line_of(argv: list[str], cwd=None, env: dict | None = None) -> str:
         proc = run_bounded(argv, cwd=cwd, env=env)
     except OSError as exc:
         return f"unknown ({exc})"
-    lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
+    return first_line(proc.stdout, proc.stderr)
+
+
+def first_line(stdout: str, stderr: str) -> str:
+    """What a version command said: its first line on stdout, else on stderr."""
+    lines = (stdout.strip() or stderr.strip()).splitlines()
     return lines[0].strip() if lines else "unknown"

@@ -115,26 +115,29 @@ def reference_medians(summary: list[dict], metric_of=None) -> dict[tuple, float]
     default), per scenario, parameters and the target it measures (None: every target,
     e.g. iperf3 for all runtimes' sockets)."""
     found = {}
+    for key, s in _reference_tools(summary):
+        metric = metric_of(s) if metric_of else spec.workload(s["workload"]).primary_metric
+        if metric in s["metrics"]:
+            found[key] = s["metrics"][metric]["median"]
+    return found
+
+
+def _reference_tools(summary: list[dict]):
+    """(scenario, parameters, what it measures) and the summary of each reference tool that
+    succeeded: what it measures is a target ("redis"), a variant ("c/tuned"), or None (every
+    target), as its reference_for says."""
     for s in summary:
         if s.get("variant_label") == "reference" and s["status"] == "ok":
-            metric = metric_of(s) if metric_of else spec.workload(s["workload"]).primary_metric
-            if metric in s["metrics"]:
-                point = (s["scenario"], canonical(s["params"]))
-                for measured in s.get("reference_for") or [None]:  # the variant's, in its summary
-                    found[(*point, measured)] = s["metrics"][metric]["median"]
-    return found
+            point = (s["scenario"], canonical(s["params"]))
+            for measured in s.get("reference_for") or [None]:
+                yield (*point, measured), s
 
 
 def reference_pairings(summary: list[dict]) -> dict[str, list[str]]:
     """Which reference tool each target's "x reference" ratio is against ("reference/nats_bench"),
     by the rule of reference_medians: at a point, the last reference tool stored for that target
     wins (redis: redis_benchmark_sub, the fair pairing, over redis_benchmark); None: every target."""
-    by_point: dict[tuple, str] = {}
-    for s in summary:
-        if s.get("variant_label") == "reference" and s["status"] == "ok":
-            point = (s["scenario"], canonical(s["params"]))
-            for measured in s.get("reference_for") or [None]:
-                by_point[(*point, measured)] = f"{s['target']}/{s['variant']}"
+    by_point = {key: f"{s['target']}/{s['variant']}" for key, s in _reference_tools(summary)}
     found: dict[str, list[str]] = {}
     for (*_, measured), label in by_point.items():
         found.setdefault(measured, [])

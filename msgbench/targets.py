@@ -334,10 +334,7 @@ def runtime_version(t: Target) -> str:
         code, out, err = _asked_version(t)
     except sysinfo.CommandHung as exc:
         raise TargetError(f"target {t.label}: its version command {exc}; is the runtime working?") from None
-    if code is None:
-        return f"unknown ({err})"
-    lines = (out.strip() or err.strip()).splitlines()
-    return lines[0].strip() if lines else "unknown"
+    return f"unknown ({err})" if code is None else sysinfo.first_line(out, err)
 
 
 def missing_packages() -> list[str]:
