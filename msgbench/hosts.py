@@ -160,7 +160,6 @@ class Ssh:
 
     def __init__(self, inventory: Inventory):
         self.inventory = inventory
-        remove_leftover_control_dirs()
         self.control = str(tempdirs.make(TEMP_PREFIX))
         self.masters: dict[str, subprocess.Popen] = {}
 

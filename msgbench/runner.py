@@ -26,6 +26,7 @@ from msgbench import (
     stats,
     sysinfo,
     targets,
+    tempdirs,
     workloads,
 )
 from msgbench.progress import Progress
@@ -323,6 +324,10 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     for point in plan.skipped_points:
         _store_skipped(store, run_id, *point)
     status = "complete"
+    # What harnesses killed with SIGKILL left in /tmp, which nothing of theirs could remove:
+    # every run clears it, whatever it runs itself.
+    tempdirs.sweep(services.TEMP_PREFIX)
+    hosts.remove_leftover_control_dirs()
     previous_handlers = interrupts.install()
     try:
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,

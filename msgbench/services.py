@@ -54,7 +54,6 @@ class Running:
         self.host, self.ssh = host, ssh  # a hosts.Host and the run's hosts.Ssh; None: here
         self.address = host.address if host else LOCALHOST
         self.url = service.url(self.port, self.address)
-        tempdirs.sweep(TEMP_PREFIX)  # those of harnesses killed with SIGKILL
         self.tmp = tempdirs.make(TEMP_PREFIX, service.name)
         self.log_path = self.tmp / "server.log"
         self.procs: list[subprocess.Popen] = []

@@ -298,6 +298,19 @@ def test_a_hanging_runtime_version_command_is_stopped_and_named(tmp_path, marker
     assert gone(marker, timeout=3), f"left running: {marked(marker)}"
 
 
+def test_any_run_sweeps_what_a_harness_killed_with_sigkill_left_in_tmp(tmp_path, marker):
+    dead_pid = subprocess.Popen(["true"]).pid
+    os.waitpid(dead_pid, 0)
+    left = [tmp_path / f"msgbench-service-{dead_pid}-redis-x", tmp_path / f"msgbench-ssh-{dead_pid}-y"]
+    for path in left:
+        path.mkdir()
+    proc = harness(tmp_path, marker, "run", "ring", "--target", "fake", "--no-build", "-p", "n=10",
+                   "--repeat", "1", "--warmup", "0")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert not any(path.exists() for path in left)
+
+
 # ---------------------------------------------------------------- Ctrl-C during clean-up
 
 
