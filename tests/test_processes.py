@@ -299,8 +299,9 @@ def test_a_hanging_runtime_version_command_is_stopped_and_named(tmp_path, marker
 
 
 def test_any_run_sweeps_what_a_harness_killed_with_sigkill_left_in_tmp(tmp_path, marker):
-    dead_pid = subprocess.Popen(["true"]).pid
-    os.waitpid(dead_pid, 0)
+    exited = subprocess.Popen(["true"])
+    exited.wait()
+    dead_pid = exited.pid  # a pid that has exited
     left = [tmp_path / f"msgbench-service-{dead_pid}-redis-x", tmp_path / f"msgbench-ssh-{dead_pid}-y"]
     for path in left:
         path.mkdir()
