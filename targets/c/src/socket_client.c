@@ -15,6 +15,7 @@
 #include "socket_peer.h"
 #include "socket_pin.h"
 #include "socket_server.h"
+#include "socket_watchdog.h"
 
 #define NS_PER_S INT64_C(1000000000)
 /* After a client thread failed: how long the server gets to say why. */
@@ -37,6 +38,7 @@ typedef struct {
     pthread_t thread;
     bool started;
     int fd;
+    io_watch watch; /* fd's progress, for the watchdog */
     long long index;
     shared_state *s;
     unsigned char *receive; /* echo: where the echo lands (in run_state's block) */
@@ -100,14 +102,14 @@ static void run_echo(client *c)
     for (long long i = 0; i < s->messages; i++) {
         const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * frame_bytes;
         int error = 0;
-        io_status status = net_write_all(c->fd, frame, frame_bytes, NULL, &error);
+        io_status status = net_write_all(c->fd, &c->watch, frame, frame_bytes, NULL, &error);
         if (status != IO_OK) {
             fail_io(c, "sending", c->received, status, error);
             break;
         }
         c->sent++;
         c->sent_bytes += size;
-        status = net_read_exact(c->fd, echo, frame_bytes, NULL, &error);
+        status = net_read_exact(c->fd, &c->watch, echo, frame_bytes, NULL, &error);
         if (status != IO_OK) {
             fail_io(c, "reading an echo", c->received, status, error);
             break;
@@ -143,7 +145,7 @@ static void run_flow(client *c)
     for (long long i = 0; i < s->messages; i++) {
         const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * frame_bytes;
         int error = 0;
-        io_status status = net_write_all(c->fd, frame, frame_bytes, NULL, &error);
+        io_status status = net_write_all(c->fd, &c->watch, frame, frame_bytes, NULL, &error);
         if (status != IO_OK) {
             fail_io(c, "sending", c->sent, status, error);
             all_sent = false;
@@ -160,7 +162,7 @@ static void run_flow(client *c)
             status = IO_ERROR;
             error = errno;
         } else {
-            status = net_read_exact(c->fd, &ack, 1, NULL, &error);
+            status = net_read_exact(c->fd, &c->watch, &ack, 1, NULL, &error);
         }
         if (status != IO_OK) {
             fail_io(c, "waiting for the server's ack", c->sent, status, error);
@@ -188,11 +190,13 @@ static void *client_main(void *arg)
     bool abort_run = s->abort || c->failed;
     pthread_mutex_unlock(&s->lock);
     if (!abort_run) {
+        watchdog_add(&c->watch, c->fd);
         if (s->p->mode == SOCKET_ECHO) {
             run_echo(c);
         } else {
             run_flow(c);
         }
+        watchdog_remove(&c->watch);
     }
     /* echo: the server's handler sees EOF and ends; flow: after the ack, nothing more */
     close(c->fd);
@@ -409,16 +413,19 @@ static bool connect_all(run_state *r, long long port)
     return true;
 }
 
-/* Starts one thread per socket, opens the gate when all are ready, joins them.
- * *gate_ns is when the gate opened. */
+/* Starts the watchdog and one thread per socket, opens the gate when all are ready,
+ * joins them and stops the watchdog. *gate_ns is when the gate opened. */
 static bool run_clients(run_state *r, int64_t *gate_ns)
 {
     shared_state *s = &r->shared;
+    int error = watchdog_start();
+    if (error != 0) {
+        return run_fail(r, ERROR_RESOURCE, "cannot start the watchdog thread: %s", strerror(error));
+    }
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setstacksize(&attributes, SOCKET_THREAD_STACK_BYTES);
     long long started = 0;
-    int error = 0;
     for (; started < r->p->sockets; started++) {
         client *c = &r->clients[started];
         error = pthread_create(&c->thread, &attributes, client_main, c);
@@ -440,6 +447,7 @@ static bool run_clients(run_state *r, int64_t *gate_ns)
     for (long long k = 0; k < started; k++) {
         pthread_join(r->clients[k].thread, NULL);
     }
+    watchdog_stop();
     if (started < r->p->sockets) {
         return run_fail(r, ERROR_RESOURCE, "cannot start client thread %lld of %lld: %s", started + 1,
                         r->p->sockets, strerror(error));

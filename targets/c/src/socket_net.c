@@ -15,13 +15,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
-
 /* send()/recv(), not write()/read(): on a socket they skip the VFS layer's per-call work
  * (rw_verify_area, the security and fsnotify hooks), about 1 µs per echo round trip of
  * four calls on the dev VM, 16.6 -> 14.9 µs pinned (docs/measurements/issue-13-socket.md). */
-io_status net_write_all(int fd, const void *buffer, size_t length, size_t *done, int *error)
+io_status net_write_all(int fd, io_watch *watch, const void *buffer, size_t length, size_t *done, int *error)
 {
     const unsigned char *p = buffer;
     size_t written = 0;
@@ -30,16 +27,17 @@ io_status net_write_all(int fd, const void *buffer, size_t length, size_t *done,
         ssize_t n = send(fd, p + written, length - written, MSG_NOSIGNAL);
         if (n > 0) {
             written += (size_t)n;
+            io_watch_moved(watch, n);
         } else if (n < 0 && errno == EINTR) {
             continue;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            status = IO_TIMEOUT;
-            break;
         } else {
             *error = n < 0 ? errno : EIO;
             status = (*error == EPIPE || *error == ECONNRESET) ? IO_EOF : IO_ERROR;
             break;
         }
+    }
+    if (status != IO_OK && io_watch_timed_out(watch)) {
+        status = IO_TIMEOUT; /* the EPIPE of the watchdog's shutdown */
     }
     if (done != NULL) {
         *done = written;
@@ -47,7 +45,7 @@ io_status net_write_all(int fd, const void *buffer, size_t length, size_t *done,
     return status;
 }
 
-io_status net_read_exact(int fd, void *buffer, size_t length, size_t *done, int *error)
+io_status net_read_exact(int fd, io_watch *watch, void *buffer, size_t length, size_t *done, int *error)
 {
     unsigned char *p = buffer;
     size_t got = 0;
@@ -56,19 +54,20 @@ io_status net_read_exact(int fd, void *buffer, size_t length, size_t *done, int 
         ssize_t n = recv(fd, p + got, length - got, 0);
         if (n > 0) {
             got += (size_t)n;
+            io_watch_moved(watch, n);
         } else if (n == 0) {
             status = IO_EOF;
             break;
         } else if (errno == EINTR) {
             continue;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            status = IO_TIMEOUT;
-            break;
         } else {
             *error = errno;
             status = errno == ECONNRESET ? IO_EOF : IO_ERROR;
             break;
         }
+    }
+    if (status != IO_OK && io_watch_timed_out(watch)) {
+        status = IO_TIMEOUT; /* the EOF of the watchdog's shutdown */
     }
     if (done != NULL) {
         *done = got;
@@ -81,19 +80,16 @@ const char *net_status_text(io_status status, int error)
     switch (status) {
     case IO_OK: return "ok";
     case IO_EOF: return error == ECONNRESET ? "connection reset" : error == EPIPE ? "broken pipe" : "EOF";
-    case IO_TIMEOUT: return "no progress within " STRINGIFY(SOCKET_IO_TIMEOUT_S) " s";
+    case IO_TIMEOUT: return watchdog_timeout_text();
     case IO_ERROR: return strerror(error);
     }
     return "?";
 }
 
+/* No SO_RCVTIMEO/SO_SNDTIMEO: the watchdog (socket_watchdog.h) bounds every wait instead,
+ * without a kernel timer per blocking call. */
 int net_configure(int fd, bool nodelay)
 {
-    struct timeval limit = {.tv_sec = SOCKET_IO_TIMEOUT_S, .tv_usec = 0};
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit) != 0) {
-        return errno;
-    }
     int on = nodelay ? 1 : 0;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0) {
         return errno;

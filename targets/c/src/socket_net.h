@@ -6,9 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every blocking read and write on a workload socket gives up after this long without
- * progress (SO_RCVTIMEO / SO_SNDTIMEO), so nothing hangs. */
-#define SOCKET_IO_TIMEOUT_S 60
+#include "socket_watchdog.h"
+
+/* Every blocking read and write on a workload socket gives up after SOCKET_IO_TIMEOUT_S
+ * without progress, so nothing hangs: the helpers below count the bytes they move in the
+ * connection's io_watch, and the process's watchdog shuts down a socket whose count
+ * stands still (socket_watchdog.h). No SO_RCVTIMEO/SO_SNDTIMEO: their timer, armed and
+ * cancelled by every blocking call, costs ~0.3 us per echo round trip
+ * (docs/measurements/issue-13-socket.md). */
 
 /* Bytes of framing before each payload: its length, 32-bit big-endian. */
 #define FRAME_HEADER_BYTES 4
@@ -19,22 +24,22 @@
 typedef enum {
     IO_OK,      /* all bytes transferred */
     IO_EOF,     /* the peer closed (read: after *done bytes) */
-    IO_TIMEOUT, /* nothing moved for SOCKET_IO_TIMEOUT_S */
+    IO_TIMEOUT, /* the watchdog saw nothing move for its timeout and shut the socket down */
     IO_ERROR,   /* errno-style code in *error */
 } io_status;
 
-/* Writes all length bytes with plain write() calls (one, unless the kernel takes less).
- * SIGPIPE must be ignored (socket_ignore_sigpipe): a closed peer is EPIPE, not death. */
-io_status net_write_all(int fd, const void *buffer, size_t length, size_t *done, int *error);
+/* Writes all length bytes with plain send() calls (one, unless the kernel takes less),
+ * counting them in watch. SIGPIPE must be ignored (socket_ignore_sigpipe): a closed
+ * peer is EPIPE, not death. */
+io_status net_write_all(int fd, io_watch *watch, const void *buffer, size_t length, size_t *done, int *error);
 
-/* Reads exactly length bytes with plain blocking read() calls. */
-io_status net_read_exact(int fd, void *buffer, size_t length, size_t *done, int *error);
+/* Reads exactly length bytes with plain blocking recv() calls, counting them in watch. */
+io_status net_read_exact(int fd, io_watch *watch, void *buffer, size_t length, size_t *done, int *error);
 
-/* "EOF", "no progress within 60 s" or strerror: for messages. */
+/* "EOF", "no progress within 60 s" (the timeout in force) or strerror: for messages. */
 const char *net_status_text(io_status status, int error);
 
-/* SO_RCVTIMEO and SO_SNDTIMEO of SOCKET_IO_TIMEOUT_S, and TCP_NODELAY as asked.
- * 0 or an errno value. */
+/* TCP_NODELAY as asked. 0 or an errno value. */
 int net_configure(int fd, bool nodelay);
 
 /* A blocking TCP connection to host:port, trying each address getaddrinfo gives, each

@@ -17,6 +17,7 @@
 #include "socket_net.h"
 #include "socket_params.h"
 #include "socket_pin.h"
+#include "socket_watchdog.h"
 #include "worker.h"
 
 #define MESSAGE_BYTES 1024
@@ -28,6 +29,7 @@
 typedef struct {
     pthread_t thread;
     int fd;
+    io_watch watch;  /* fd's progress, for the watchdog */
     long long index; /* in accept order */
     const socket_params *params;
     bool started;
@@ -63,7 +65,7 @@ static void serve_echo(connection *c)
     for (;;) {
         size_t got = 0;
         int error = 0;
-        io_status status = net_read_exact(c->fd, frame, frame_bytes, &got, &error);
+        io_status status = net_read_exact(c->fd, &c->watch, frame, frame_bytes, &got, &error);
         if (status == IO_EOF && got == 0) {
             break; /* the client is done */
         }
@@ -80,7 +82,7 @@ static void serve_echo(connection *c)
         }
         c->messages++;
         c->bytes += length;
-        status = net_write_all(c->fd, frame, frame_bytes, NULL, &error);
+        status = net_write_all(c->fd, &c->watch, frame, frame_bytes, NULL, &error);
         if (status != IO_OK) {
             failf(c, "connection %lld: echoing message %lld: %s", c->index, c->messages,
                   net_status_text(status, error));
@@ -109,10 +111,10 @@ static void serve_flow(connection *c)
         if (n < 0 && errno == EINTR) {
             continue;
         }
-        if (n < 0) {
-            io_status status = errno == EAGAIN || errno == EWOULDBLOCK ? IO_TIMEOUT : IO_ERROR;
+        bool timed_out = n <= 0 && io_watch_timed_out(&c->watch); /* its EOF is the watchdog's */
+        if (n < 0 || timed_out) {
             failf(c, "connection %lld: reading after %lld messages: %s", c->index, c->messages,
-                  net_status_text(status, errno));
+                  net_status_text(timed_out ? IO_TIMEOUT : IO_ERROR, errno));
             break;
         }
         if (n == 0) {
@@ -122,13 +124,14 @@ static void serve_flow(connection *c)
             } else {
                 unsigned char ack = 'A';
                 int error = 0;
-                io_status status = net_write_all(c->fd, &ack, 1, NULL, &error);
+                io_status status = net_write_all(c->fd, &c->watch, &ack, 1, NULL, &error);
                 if (status != IO_OK) {
                     failf(c, "connection %lld: writing the ack: %s", c->index, net_status_text(status, error));
                 }
             }
             break;
         }
+        io_watch_moved(&c->watch, n);
         size_t at = 0;
         size_t length = (size_t)n;
         while (at < length) {
@@ -172,10 +175,14 @@ static void *handle(void *arg)
     if (pin_error != 0) {
         failf(c, "connection %lld: cannot pin the handler thread to CPU %d: %s", c->index,
               socket_pair_cpu(c->index), strerror(pin_error));
-    } else if (c->params->mode == SOCKET_ECHO) {
-        serve_echo(c);
     } else {
-        serve_flow(c);
+        watchdog_add(&c->watch, c->fd);
+        if (c->params->mode == SOCKET_ECHO) {
+            serve_echo(c);
+        } else {
+            serve_flow(c);
+        }
+        watchdog_remove(&c->watch);
     }
     close(c->fd);
     c->fd = -1;
@@ -302,9 +309,16 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
         protocol_error(out, ERROR_RESOURCE, "out of memory for the connection table");
         return;
     }
+    int error = watchdog_start();
+    if (error != 0) {
+        server_errorf(out, ERROR_RESOURCE, "cannot start the watchdog thread: %s", strerror(error));
+        free(connections);
+        return;
+    }
     int port = 0;
     int listener = listen_on(out, p, &port);
     if (listener < 0) {
+        watchdog_stop();
         free(connections);
         return;
     }
@@ -324,7 +338,7 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
             ok = false;
             break;
         }
-        int error = net_configure(c->fd, p->mode == SOCKET_ECHO);
+        error = net_configure(c->fd, p->mode == SOCKET_ECHO);
         if (error != 0) {
             snprintf(message, sizeof message, "connection %lld: setsockopt: %s", k, strerror(error));
             ok = false;
@@ -361,6 +375,7 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
             failed = &connections[k];
         }
     }
+    watchdog_stop();
     atomic_store(&serving_done, true); /* the worker may close our stdin once it has our answer */
     if (failed != NULL) {
         protocol_error(out, ERROR_INTERNAL, failed->error);

@@ -1,9 +1,10 @@
 /* The socket workload: params, the prepared frames, and real runs through the protocol
  * with the built server (./bin/msgbench-c --serve), including the failures: a port in
  * use, a server that exits at once, one that dies mid-sequence, a server whose stdin
- * closes. */
+ * closes, a stalled peer on either side (the watchdog, with a 1 s timeout). */
 #define _GNU_SOURCE
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -13,14 +14,23 @@
 
 #include "check.h"
 #include "json.h"
+#include "measure.h"
 #include "socket_client.h"
 #include "socket_net.h"
 #include "socket_params.h"
+#include "socket_peer.h"
 #include "socket_pin.h"
+#include "socket_watchdog.h"
 #include "worker.h"
 #include "worker_run.h"
 
 #define SERVE_COMMAND "[\"./bin/msgbench-c\", \"--serve\"]"
+#define NS_PER_S INT64_C(1000000000)
+#define TIMEOUT_VARIABLE "MSGBENCH_C_SOCKET_IO_TIMEOUT_S"
+/* How long `--fake-server -1` holds a connection it never answers: longer than a 1 s
+ * timeout takes to fire (at most 2 s), so without the watchdog a test sees its EOF, not
+ * the timeout, and fails instead of hanging. */
+#define STALL_HOLD_S 5
 
 #define PARAMS(mode, size, total, sockets, data, placement, check, port)                                    \
     "{\"mode\": " mode ", \"size\": " size ", \"total_bytes\": " total ", \"sockets\": " sockets            \
@@ -299,6 +309,104 @@ static void test_failures(void)
     use_server(SERVE_COMMAND);
 }
 
+/* The timeout: SOCKET_IO_TIMEOUT_S, or a whole number of seconds up to that from the
+ * environment, read when the watchdog starts; stopping does not wait for its next look. */
+static void test_watchdog_timeout(void)
+{
+    static const struct {
+        const char *value; /* NULL: unset */
+        int seconds;
+    } cases[] = {{"2", 2}, {"60", 60}, {"0", 60}, {"61", 60}, {"2s", 60}, {"", 60}, {NULL, 60}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].value != NULL) {
+            setenv(TIMEOUT_VARIABLE, cases[i].value, 1);
+        } else {
+            unsetenv(TIMEOUT_VARIABLE);
+        }
+        CHECK(watchdog_start() == 0);
+        int64_t start_ns = monotonic_ns();
+        watchdog_stop();
+        CHECK(monotonic_ns() - start_ns < NS_PER_S / 2);
+        CHECK(watchdog_timeout_s() == cases[i].seconds);
+        char text[64];
+        snprintf(text, sizeof text, "no progress within %d s", cases[i].seconds);
+        CHECK(strcmp(net_status_text(IO_TIMEOUT, 0), text) == 0);
+    }
+}
+
+/* A server that accepts but never answers (`--fake-server -1`): the client's watchdog
+ * times the socket out, echo blocked in recv() and flow blocked in send() (the server
+ * reads nothing), with the usual message. */
+static void test_client_stalled(void)
+{
+    setenv(TIMEOUT_VARIABLE, "1", 1);
+    use_server("[\"./bin/test-msgbench-c\", \"--fake-server\", \"-1\"]");
+    char request[1024];
+    request_for(request, sizeof request, "default", GOOD("echo", "10", "1000", "1"));
+    int64_t start_ns = monotonic_ns();
+    CHECK(answered_error(request, "internal",
+                         "socket 0: no progress within 1 s after 0 of 100 messages (reading an echo)"));
+    CHECK(monotonic_ns() - start_ns < 4 * NS_PER_S);
+    request_for(request, sizeof request, "default", GOOD("flow", "65536", "67108864", "1"));
+    worker_output w = run_worker(request);
+    const char *message = w.count == 2 ? string_of(w.lines[1], "message") : "";
+    CHECK(strcmp(string_of(w.lines[1], "type"), "error") == 0);
+    CHECK(strncmp(message, "socket 0: no progress within 1 s after ", 39) == 0);
+    CHECK(strstr(message, " of 1024 messages (sending)") != NULL);
+    release(&w);
+    unsetenv(TIMEOUT_VARIABLE);
+    use_server(SERVE_COMMAND);
+}
+
+/* The server's watchdog: a client that connects, sends half a frame (header and 3 of 10
+ * payload bytes) and stalls makes the server report the timeout: echo in
+ * net_read_exact, flow in its own recv() loop. */
+static void check_server_stalled(const char *mode, const char *expected)
+{
+    setenv(TIMEOUT_VARIABLE, "1", 1);
+    use_server(SERVE_COMMAND);
+    char params[512];
+    char request[1024];
+    snprintf(params, sizeof params, GOOD("%s", "10", "1000", "1"), mode);
+    request_for(request, sizeof request, "default", params);
+    peer_command command;
+    peer server;
+    char message[256];
+    int error = 0;
+    bool started = peer_command_from_environment(&command, message, sizeof message);
+    started = started && peer_start(&server, &command, &error, message, sizeof message);
+    CHECK(started);
+    if (started && peer_write(&server, request, strlen(request))) {
+        char line[PEER_LINE_BYTES];
+        char text[256];
+        json_value *v = NULL;
+        if (peer_read_line(&server, monotonic_ns() + 10 * NS_PER_S, line, sizeof line) == PEER_LINE) {
+            v = json_parse(line, strlen(line), text, sizeof text);
+        }
+        long long port = integer_of(v, "port");
+        json_free(v);
+        CHECK(port > 0);
+        int fd = port > 0 ? net_connect("127.0.0.1", (int)port, 10000, message, sizeof message) : -1;
+        static const unsigned char half[] = {0, 0, 0, 10, 1, 1, 1};
+        CHECK(fd >= 0 && send(fd, half, sizeof half, MSG_NOSIGNAL) == (ssize_t)sizeof half);
+        v = NULL;
+        /* the timeout fires within 2 s of the last byte */
+        if (peer_read_line(&server, monotonic_ns() + 4 * NS_PER_S, line, sizeof line) == PEER_LINE) {
+            v = json_parse(line, strlen(line), text, sizeof text);
+        }
+        CHECK(strcmp(string_of(v, "type"), "error") == 0 && strstr(string_of(v, "message"), expected) != NULL);
+        json_free(v);
+        if (fd >= 0) {
+            close(fd);
+        }
+    }
+    if (started) {
+        peer_finish(&server, monotonic_ns() + 5 * NS_PER_S);
+        peer_command_free(&command);
+    }
+    unsetenv(TIMEOUT_VARIABLE);
+}
+
 void test_socket(void)
 {
     test_params_read();
@@ -319,10 +427,17 @@ void test_socket(void)
     test_failures();
     test_port_in_use();
     test_server_stdin_closes();
+    test_watchdog_timeout();
+    test_client_stalled();
+    check_server_stalled("echo", "connection 0: reading message 1: no progress within 1 s after 7 of 14 bytes");
+    check_server_stalled("flow", "connection 0: reading after 0 messages: no progress within 1 s");
 }
 
 /* `test-msgbench-c --fake-server N`: a server that listens, prints listening, accepts
- * one connection, echoes (flow: reads) N frames of the request's size and exits. */
+ * one connection, echoes (flow: reads) N frames of the request's size and exits. With
+ * N = -1 it reads and writes nothing: it exits when the client shuts the connection
+ * down, or after STALL_HOLD_S. It has no watchdog: the worker kills it at the latest
+ * SOCKET_EXIT_LIMIT_S after it closed its stdin. */
 int fake_server(long long echoes)
 {
     worker_request r;
@@ -344,14 +459,19 @@ int fake_server(long long echoes)
     fflush(stdout);
     int fd = accept(listener, NULL, NULL);
     if (fd >= 0) {
-        net_configure(fd, true); /* time limits: the test cannot hang here */
+        net_configure(fd, true);
+    }
+    if (fd >= 0 && echoes < 0) {
+        struct pollfd hangup = {.fd = fd, .events = POLLRDHUP};
+        poll(&hangup, 1, STALL_HOLD_S * 1000);
     }
     size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)p.size;
     unsigned char *frame = malloc(frame_bytes);
+    io_watch watch = {0};
     for (long long i = 0; fd >= 0 && frame != NULL && i < echoes; i++) {
         int code = 0;
-        if (net_read_exact(fd, frame, frame_bytes, NULL, &code) != IO_OK ||
-            (p.mode == SOCKET_ECHO && net_write_all(fd, frame, frame_bytes, NULL, &code) != IO_OK)) {
+        if (net_read_exact(fd, &watch, frame, frame_bytes, NULL, &code) != IO_OK ||
+            (p.mode == SOCKET_ECHO && net_write_all(fd, &watch, frame, frame_bytes, NULL, &code) != IO_OK)) {
             break;
         }
     }
