@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pubsub_tools
+import quiet_run
 from params import Failure, read_params, tool_option
 
 TARGET = "reference"
@@ -46,6 +47,11 @@ TOOL_MODE = {"iperf3": "flow", "sockperf": "echo"}
 IPERF3_MAX_BLOCK = 1048576  # iperf3 3.12: "block size too large (maximum = 1048576 bytes)"
 SOCKPERF_MIN_SIZE = 14  # sockperf's own header is 14 bytes, inside -m
 SOCKPERF_MAX_SIZE = 1048575  # sockperf 3.7's largest -m
+# msgbench's frame is a 4-byte length and size bytes (spec: socket, "Framing"); sockperf's -m
+# counts every byte of its message. So sockperf sends size + 4 bytes: the same bytes on the wire
+# per message as every worker (at 64 KiB the 4 bytes cost a worker ~1.7 µs per round trip:
+# 65,540 bytes take one more page than 65,536; docs/fair-clients.md section 4).
+FRAME_HEADER_BYTES = 4
 SOCKPERF_SERVER_DEFAULT_MAX = 65507  # sockperf server's default -m (largest message it accepts)
 SOCKPERF_SECONDS = 2  # sockperf 3.7 runs for a time (-t, whole seconds), not for a count
 # A client lives ~2.3 s longer than -t (its warm-up and start-up), longer when many share the cores.
@@ -56,7 +62,6 @@ SERVED_WITHIN_S = 30  # the served line after the client's tool is done
 EXIT_WITHIN_S = 10  # a process exits once told to
 REQUEST_WITHIN_S = 30  # the server half reads its request
 MARGIN_S = 10  # the worker reports before the harness's time limit
-RSS_SAMPLE_S = 0.002  # how often the tool clients' VmHWM is read while they run
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SOCKPERF_TOTAL = re.compile(r"\[Total Run\] RunTime=([\d.]+) sec; Warm up time=\d+ msec; SentMessages=(\d+); "
@@ -121,9 +126,12 @@ def check_supported(variant: str, p: Params) -> None:
     if variant == "iperf3" and p.size > IPERF3_MAX_BLOCK:
         raise Failure("unsupported", f"size = {p.size}: iperf3 3.12 writes blocks (-l) of at most "
                                      f"{IPERF3_MAX_BLOCK:,} bytes")
-    if variant == "sockperf" and not SOCKPERF_MIN_SIZE <= p.size <= SOCKPERF_MAX_SIZE:
+    if variant == "sockperf" and not SOCKPERF_MIN_SIZE <= sockperf_message_bytes(p) <= SOCKPERF_MAX_SIZE:
         raise Failure("unsupported", f"size = {p.size}: sockperf 3.7 sends messages (-m) of "
-                                     f"{SOCKPERF_MIN_SIZE} to {SOCKPERF_MAX_SIZE:,} bytes, its 14-byte header included")
+                                     f"{SOCKPERF_MIN_SIZE} to {SOCKPERF_MAX_SIZE:,} bytes, its 14-byte header "
+                                     f"included, and here size + {FRAME_HEADER_BYTES} (msgbench's frame): size "
+                                     f"{SOCKPERF_MIN_SIZE - FRAME_HEADER_BYTES} to "
+                                     f"{SOCKPERF_MAX_SIZE - FRAME_HEADER_BYTES:,}")
     if variant == "sockperf" and p.port and p.port + p.sockets - 1 > 65535:
         raise Failure("unsupported", f"port = {p.port} with sockets = {p.sockets}: sockperf's servers listen on "
                                      f"ports {p.port} to {p.port + p.sockets - 1}, beyond 65535")
@@ -174,13 +182,19 @@ def pinned(argv: list[str], cpu: int | None) -> list[str]:
     return argv if cpu is None else ["taskset", "-c", str(cpu), *argv]
 
 
+def sockperf_message_bytes(p: Params) -> int:
+    """What sockperf sends per message: a worker's frame, header and payload (FRAME_HEADER_BYTES)."""
+    return p.size + FRAME_HEADER_BYTES
+
+
 def sockperf_client_argv(host: str, port: int, p: Params) -> list[str]:
-    return ["sockperf", "ping-pong", "--tcp", "-i", host, "-p", str(port), "-m", str(p.size),
+    return ["sockperf", "ping-pong", "--tcp", "-i", host, "-p", str(port), "-m", str(sockperf_message_bytes(p)),
             "-t", str(SOCKPERF_SECONDS), "--full-rtt"]
 
 
 def sockperf_server_argv(port: int, p: Params) -> list[str]:
-    largest = ["-m", str(p.size)] if p.size > SOCKPERF_SERVER_DEFAULT_MAX else []
+    size = sockperf_message_bytes(p)
+    largest = ["-m", str(size)] if size > SOCKPERF_SERVER_DEFAULT_MAX else []
     return ["sockperf", "server", "--tcp", "-p", str(port), *largest]
 
 
@@ -198,8 +212,8 @@ def parse_iperf3(text: str) -> dict:
 
 @dataclass(frozen=True)
 class PingPong:
-    """One sockperf client's summary: its whole run ([Total Run], its first 400 ms included), and
-    its valid duration (warm-up and cool-down left out) with the mean round trip it states for it."""
+    """One sockperf client's summary: its valid duration (warm-up and cool-down left out) with the
+    mean round trip it states for it, and its whole run ([Total Run], its first 400 ms included)."""
 
     seconds: float
     sent: int
@@ -261,16 +275,17 @@ def flow_result(p: Params, report: dict, served: dict, peak_rss: int) -> dict:
 
 
 def echo_result(p: Params, runs: list[PingPong], peak_rss: int) -> dict:
-    """sockperf runs for a time, not a count. Each client states its whole run (RunTime of
-    [Total Run]) and the round trips it completed in it: the spec times a worker's whole
-    sequence from its first message, cold start included, and so is sockperf timed, not over
-    its "valid duration", which leaves its first 400 ms and its end out. elapsed_ns is each
-    client's whole run; the clients ran at once, so wall_ns is the longest. A run ends on a
-    timer, with one message in flight: sent is the round trips completed, the tool's own
-    count of sends is kept beside it, and so are its valid-duration figures (tool_valid_*,
-    the mean avg-rtt in ns)."""
-    elapsed_ns = [seconds_ns(run.seconds) for run in runs]
-    received = sum(run.received for run in runs)
+    """sockperf runs for a time, not a count. Each client's figure is the one it prints itself
+    ("Summary: Round trip", its avg-rtt): its valid duration and the round trips in it, its first
+    400 ms left out as warm-up. Not its whole run: sockperf sleeps 2 s between connecting and its
+    first message, and after an idle spell the scheduler keeps a fresh ping-pong pair on one CPU
+    for its first ~200 ms (round trips of ~30 µs instead of ~55 µs unpinned on the dev VM), a
+    start no msgbench worker has, whose pairs start the moment they are connected
+    (docs/fair-clients.md section 4). elapsed_ns is each client's valid duration; the clients ran
+    at once, so wall_ns is the longest. Sent is the round trips completed in it; the tool's own
+    counts over its whole run are kept beside it (tool_total_*), and its avg-rtt (ns)."""
+    elapsed_ns = [seconds_ns(run.valid_seconds) for run in runs]
+    received = sum(run.valid_received for run in runs)
     measured = {"elapsed_ns": elapsed_ns, "wall_ns": max(elapsed_ns), "peak_rss_bytes": peak_rss}
     verify = {
         "messages_sent": received,
@@ -279,9 +294,10 @@ def echo_result(p: Params, runs: list[PingPong], peak_rss: int) -> dict:
         "bytes_received": received * p.size,
         "content_mismatches": 0,
         "content_checked": False,
-        "tool_sent": sum(run.sent for run in runs),
-        "tool_valid_received": sum(run.valid_received for run in runs),
-        "tool_valid_round_trip_ns": round(sum(run.rtt_us for run in runs) / len(runs) * 1000),  # verify: integers
+        "tool_total_sent": sum(run.sent for run in runs),
+        "tool_total_received": sum(run.received for run in runs),
+        "tool_total_ns": sum(seconds_ns(run.seconds) for run in runs),
+        "tool_round_trip_ns": round(sum(run.rtt_us for run in runs) / len(runs) * 1000),  # verify: integers
     }
     return {"type": "result", "measured": measured, "verify": verify}
 
@@ -378,29 +394,9 @@ def peer_config(p: Params) -> tuple[list[str], str | None, str]:
     return argv, cwd if os.path.isdir(cwd) else None, host
 
 
-@dataclass(frozen=True)
-class ToolRun:
-    """One tool client's outputs and its peak RSS (VmHWM, sampled while it ran)."""
-
-    stdout: str
-    stderr: str
-    peak_rss: int
-
-
-def run_tools(argvs: list[list[str]], limit_s: float) -> list[ToolRun]:
-    """Start every command at once and wait for all within limit_s, sampling each one's VmHWM
-    meanwhile (pubsub_tools.Tool says why not getrusage); none outlives this call."""
-    with pubsub_tools.cleanup([]) as tools:
-        for argv in argvs:
-            tools.append(pubsub_tools.Tool(argv))
-        if not pubsub_tools.wait_for(tools, limit_s, sample_s=RSS_SAMPLE_S):
-            raise Failure("internal", f"{argvs[0][0]} did not finish within {limit_s:.0f} s")
-        return [ToolRun(tool.stdout(), tool.stderr(), tool.peak_rss) for tool in tools]
-
-
 def run_iperf3(peer: Peer, ports: list[int], p: Params) -> dict:
     limit = max(30.0, p.time_limit_s - MARGIN_S)
-    run = run_tools([iperf3_client_argv(peer.host, ports[0], p)], limit)[0]
+    run = quiet_run.run_all([iperf3_client_argv(peer.host, ports[0], p)], limit)[0]
     log("the iperf3 client is done")
     report = parse_iperf3(run.stdout + ("\n" + run.stderr if not run.stdout.strip() else ""))
     served = peer.expect("served", SERVED_WITHIN_S)
@@ -409,7 +405,7 @@ def run_iperf3(peer: Peer, ports: list[int], p: Params) -> dict:
 
 def run_sockperf(peer: Peer, ports: list[int], p: Params, pin: bool) -> dict:
     limit = max(SOCKPERF_CLIENT_MIN_LIMIT_S, p.time_limit_s - MARGIN_S)
-    runs = run_tools([pinned(sockperf_client_argv(peer.host, port, p), pair_cpu(k) if pin else None)
+    runs = quiet_run.run_all([pinned(sockperf_client_argv(peer.host, port, p), pair_cpu(k) if pin else None)
                       for k, port in enumerate(ports)], limit)
     log(f"{len(runs)} sockperf client(s) done")
     pings = [parse_sockperf(run.stdout + run.stderr) for run in runs]
@@ -502,6 +498,7 @@ class Stdin:
         self.lines: queue.Queue = queue.Queue()
         self.closed = threading.Event()
         self.done = threading.Event()
+        self.settled = threading.Event()  # done or closed: what the server half waits for
         self._stream = stream
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -513,7 +510,9 @@ class Stdin:
                 first = False
             elif parse_line(line).get("type") == "done":
                 self.done.set()
+                self.settled.set()
         self.closed.set()
+        self.settled.set()
         self.lines.put(None)
 
     def request(self, within_s: float) -> dict:
@@ -635,14 +634,14 @@ def serve_iperf3(servers: ToolServers, stdin: Stdin, p: Params) -> dict | None:
 
 
 def serve_sockperf(servers: ToolServers, stdin: Stdin, p: Params) -> dict | None:
-    """sockperf servers run until stopped: when the client says done (or its stdin closes)."""
-    deadline = time.monotonic() + p.time_limit_s
-    while not stdin.done.wait(timeout=0.05):
-        if stdin.closed.is_set():
-            return None
-        servers.check_alive()
-        if time.monotonic() > deadline:
-            raise Failure("internal", f"the client did not say done within {p.time_limit_s:.0f} s")
+    """sockperf servers run until stopped: when the client says done (or its stdin closes).
+    Meanwhile this process sleeps, as the client's worker does (quiet_run.py says why): a
+    server that died is found when the client is done (its client fails at once anyway)."""
+    if not stdin.settled.wait(timeout=p.time_limit_s):
+        raise Failure("internal", f"the client did not say done within {p.time_limit_s:.0f} s")
+    if not stdin.done.is_set():
+        return None
+    servers.check_alive()
     log("the client is done: stopping the sockperf servers")
     servers.interrupt(EXIT_WITHIN_S)
     log("the sockperf servers stopped")
