@@ -63,6 +63,8 @@ class _Running:
         self.files = [tempfile.TemporaryFile(mode="w+") for _ in range(3)]  # noqa: SIM115
         self.out, self.err, self.peak = self.files
         self.returncode: int | None = None
+        self.proc: subprocess.Popen | None = None
+        self.pidfd: int | None = None
         try:
             self.proc = subprocess.Popen(timed_argv(argv, self.peak.fileno()), stdin=subprocess.DEVNULL,
                                          stdout=self.out, stderr=self.err, text=True,
@@ -84,11 +86,11 @@ class _Running:
         return ToolRun(stdout, stderr, self.returncode, peak_bytes(report, self.argv))
 
     def close(self) -> None:
-        if getattr(self, "proc", None) is not None and self.returncode is None:
+        if self.proc is not None and self.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)  # GNU time and the tool: the group is theirs
             self.reap()
-        if getattr(self, "pidfd", None) is not None:
+        if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
         for file in self.files:
