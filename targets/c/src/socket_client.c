@@ -12,6 +12,7 @@
 #include "json.h"
 #include "measure.h"
 #include "socket_net.h"
+#include "socket_payload.h"
 #include "socket_peer.h"
 #include "socket_pin.h"
 #include "socket_server.h"
@@ -90,7 +91,8 @@ size_t socket_send_buffers(long long size)
 
 /* Echo: write a frame (one send() of the prepared header + payload), read the whole
  * echo back with blocking recv()s, check it: its length, its first and last payload
- * byte, and with check_content every byte (memcmp against what was sent). */
+ * byte, and with check_content every byte (each against the one value the frame sent
+ * carries in all its payload bytes: socket_payload.h). */
 static void run_echo(client *c)
 {
     const shared_state *s = c->s;
@@ -122,9 +124,10 @@ static void run_echo(client *c)
         }
         c->received++;
         c->received_bytes += size;
-        bool same = echo[FRAME_HEADER_BYTES] == frame[FRAME_HEADER_BYTES] && echo[frame_bytes - 1] == frame[frame_bytes - 1];
+        const unsigned char value = frame[FRAME_HEADER_BYTES]; /* what every payload byte of this frame is */
+        bool same = echo[FRAME_HEADER_BYTES] == value && echo[frame_bytes - 1] == value;
         if (same && check_content) {
-            same = memcmp(echo + FRAME_HEADER_BYTES, frame + FRAME_HEADER_BYTES, (size_t)size) == 0;
+            same = payload_is_all(echo + FRAME_HEADER_BYTES, (size_t)size, value);
         }
         c->mismatches += same ? 0 : 1;
     }

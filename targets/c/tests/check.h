@@ -24,7 +24,7 @@ void test_fanin(void);
 void test_worker(void);
 void test_socket(void);
 
-/* test-msgbench-c --fake-server N (tests/test_socket.c) */
-int fake_server(long long echoes);
+/* test-msgbench-c --fake-server N [FLIP] (tests/test_socket.c) */
+int fake_server(long long echoes, long long flip);
 
 #endif

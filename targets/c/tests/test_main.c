@@ -9,8 +9,8 @@ int checks_failed;
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--fake-server") == 0) {
-        return fake_server(atoll(argv[2]));
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "--fake-server") == 0) {
+        return fake_server(atoll(argv[2]), argc == 4 ? atoll(argv[3]) : -1);
     }
     struct {
         const char *name;

@@ -18,6 +18,7 @@
 #include "socket_client.h"
 #include "socket_net.h"
 #include "socket_params.h"
+#include "socket_payload.h"
 #include "socket_peer.h"
 #include "socket_pin.h"
 #include "socket_watchdog.h"
@@ -158,6 +159,56 @@ static void check_variant_run(const char *variant, const char *options, const ch
 static void check_run(const char *mode, long long size, long long total, long long sockets, int check_content)
 {
     check_variant_run("default", DEFAULT_OPTIONS, mode, size, total, sockets, check_content);
+}
+
+/* The check of every payload byte: each position of payloads across the vector blocks'
+ * edges and the tail, at the offset a payload has behind its header. */
+static void test_payload_check(void)
+{
+    static unsigned char frame[FRAME_HEADER_BYTES + 65536];
+    const size_t sizes[] = {0, 1, 15, 16, 127, 128, 129, 300, 65536};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        unsigned char *payload = frame + FRAME_HEADER_BYTES;
+        memset(payload, 0x5a, n);
+        CHECK(payload_is_all(payload, n, 0x5a));
+        CHECK(payload_is_all(payload, n, 0x5b) == (n == 0));
+        bool caught = true;
+        for (size_t i = 0; i < n; i += n > 300 ? 997 : 1) {
+            payload[i] ^= 0x01;
+            caught = caught && !payload_is_all(payload, n, 0x5a);
+            payload[i] ^= 0x01;
+        }
+        payload[n > 0 ? n - 1 : 0] ^= 0x80;
+        caught = caught && (n == 0 || !payload_is_all(payload, n, 0x5a));
+        CHECK(caught);
+    }
+}
+
+/* An echo that comes back changed is counted: a server that inverts one payload byte of
+ * the second echo. check_content = 0 catches it at the first or last byte only. */
+static void check_corrupted_echo(const char *flip, int check_content, long long mismatches)
+{
+    char command[256];
+    snprintf(command, sizeof command, "[\"./bin/test-msgbench-c\", \"--fake-server\", \"100\", \"%s\"]", flip);
+    use_server(command);
+    char params[512];
+    snprintf(params, sizeof params,
+             "{\"mode\": \"echo\", \"size\": 100, \"total_bytes\": 10000, \"sockets\": 1, \"data\": \"binary\", "
+             "\"placement\": \"local\", \"check_content\": %d, \"port\": 0}",
+             check_content);
+    char request[1024];
+    request_for(request, sizeof request, "default", params);
+    worker_output w = run_worker(request);
+    bool result = w.status == 0 && w.all_json && w.count == 2 && strcmp(string_of(w.lines[1], "type"), "result") == 0;
+    CHECK(result);
+    if (result) {
+        const json_value *verify = json_object_get(w.lines[1], "verify");
+        CHECK(integer_of(verify, "messages_received") == 100);
+        CHECK(integer_of(verify, "content_mismatches") == mismatches);
+    }
+    release(&w);
+    use_server(SERVE_COMMAND);
 }
 
 /* The tuned variant's placement: pair k's CPU is the (k mod n)-th allowed one, the same
@@ -411,6 +462,7 @@ void test_socket(void)
 {
     test_params_read();
     test_frames();
+    test_payload_check();
     use_server(SERVE_COMMAND);
     check_run("echo", 100, 10000, 1, 1);
     check_run("echo", 100, 10000, 4, 1);
@@ -424,6 +476,10 @@ void test_socket(void)
     check_variant_run("tuned", TUNED_OPTIONS, "echo", 100, 10000, 1, 1);
     check_variant_run("tuned", TUNED_OPTIONS, "echo", 100, 10000, 3, 1); /* more pairs than CPUs here */
     check_variant_run("tuned", TUNED_OPTIONS, "flow", 100, 10000, 2, 1);
+    check_corrupted_echo("50", 1, 1);
+    check_corrupted_echo("50", 0, 0);
+    check_corrupted_echo("0", 0, 1);
+    check_corrupted_echo("99", 1, 1);
     test_failures();
     test_port_in_use();
     test_server_stdin_closes();
@@ -433,12 +489,13 @@ void test_socket(void)
     check_server_stalled("flow", "connection 0: reading after 0 messages: no progress within 1 s");
 }
 
-/* `test-msgbench-c --fake-server N`: a server that listens, prints listening, accepts
- * one connection, echoes (flow: reads) N frames of the request's size and exits. With
- * N = -1 it reads and writes nothing: it exits when the client shuts the connection
- * down, or after STALL_HOLD_S. It has no watchdog: the worker kills it at the latest
- * SOCKET_EXIT_LIMIT_S after it closed its stdin. */
-int fake_server(long long echoes)
+/* `test-msgbench-c --fake-server N [FLIP]`: a server that listens, prints listening,
+ * accepts one connection, echoes (flow: reads) N frames of the request's size and exits.
+ * With N = -1 it reads and writes nothing: it exits when the client shuts the connection
+ * down, or after STALL_HOLD_S. With FLIP it inverts payload byte FLIP of the second echo
+ * and, having echoed all N, says served as the real server does. It has no watchdog: the
+ * worker kills it at the latest SOCKET_EXIT_LIMIT_S after it closed its stdin. */
+int fake_server(long long echoes, long long flip)
 {
     worker_request r;
     char message[256];
@@ -468,12 +525,22 @@ int fake_server(long long echoes)
     size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)p.size;
     unsigned char *frame = malloc(frame_bytes);
     io_watch watch = {0};
-    for (long long i = 0; fd >= 0 && frame != NULL && i < echoes; i++) {
+    long long echoed = 0;
+    for (; fd >= 0 && frame != NULL && echoed < echoes; echoed++) {
         int code = 0;
-        if (net_read_exact(fd, &watch, frame, frame_bytes, NULL, &code) != IO_OK ||
-            (p.mode == SOCKET_ECHO && net_write_all(fd, &watch, frame, frame_bytes, NULL, &code) != IO_OK)) {
+        if (net_read_exact(fd, &watch, frame, frame_bytes, NULL, &code) != IO_OK) {
             break;
         }
+        if (echoed == 1 && flip >= 0 && flip < p.size) {
+            frame[FRAME_HEADER_BYTES + flip] ^= 0xff;
+        }
+        if (p.mode == SOCKET_ECHO && net_write_all(fd, &watch, frame, frame_bytes, NULL, &code) != IO_OK) {
+            break;
+        }
+    }
+    if (flip >= 0 && echoed == echoes) {
+        printf("{\"type\":\"served\",\"messages\":%lld,\"bytes\":%lld}\n", echoed, echoed * p.size);
+        fflush(stdout);
     }
     free(frame);
     return 0; /* the connection closes with the process */
