@@ -25,8 +25,9 @@
 typedef struct {
     const socket_params *p;
     long long messages;
-    const unsigned char *frames; /* buffers prepared frames, back to back */
+    const unsigned char *frames; /* buffers prepared frames, frame_stride bytes apart */
     size_t frame_bytes;
+    size_t frame_stride;
     size_t buffers;
     pthread_mutex_t lock;
     pthread_cond_t cue;
@@ -102,7 +103,7 @@ static void run_echo(client *c)
     const size_t frame_bytes = s->frame_bytes;
     c->start_ns = monotonic_ns();
     for (long long i = 0; i < s->messages; i++) {
-        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * frame_bytes;
+        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * s->frame_stride;
         int error = 0;
         io_status status = net_write_all(c->fd, &c->watch, frame, frame_bytes, NULL, &error);
         if (status != IO_OK) {
@@ -146,7 +147,7 @@ static void run_flow(client *c)
     c->start_ns = monotonic_ns();
     bool all_sent = true;
     for (long long i = 0; i < s->messages; i++) {
-        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * frame_bytes;
+        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * s->frame_stride;
         int error = 0;
         io_status status = net_write_all(c->fd, &c->watch, frame, frame_bytes, NULL, &error);
         if (status != IO_OK) {
@@ -312,8 +313,9 @@ static bool prepare(run_state *r)
 {
     const socket_params *p = r->p;
     size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)p->size;
+    size_t stride = net_buffer_stride(frame_bytes);
     size_t buffers = socket_send_buffers(p->size);
-    long long client_bytes = (long long)(buffers * frame_bytes) + (p->mode == SOCKET_ECHO ? p->sockets * (long long)frame_bytes : 0);
+    long long client_bytes = (long long)(buffers * stride) + (p->mode == SOCKET_ECHO ? p->sockets * (long long)stride : 0);
     long long server_bytes = p->sockets * (p->mode == SOCKET_ECHO ? (long long)frame_bytes : SOCKET_FLOW_CHUNK_BYTES);
     long long need = client_bytes + (p->remote ? 0 : server_bytes);
     long long physical = net_physical_memory_bytes();
@@ -327,7 +329,7 @@ static bool prepare(run_state *r)
     if (!net_reserve_fds(p->sockets + 16, message, sizeof message)) {
         return run_fail(r, ERROR_RESOURCE, "%s", message);
     }
-    r->frames = malloc(buffers * frame_bytes);
+    r->frames = net_buffer_alloc(buffers * stride);
     r->clients = malloc((size_t)p->sockets * sizeof *r->clients);
     if (r->clients != NULL) {
         for (long long k = 0; k < p->sockets; k++) {
@@ -338,19 +340,18 @@ static bool prepare(run_state *r)
         return run_fail(r, ERROR_RESOURCE, "out of memory for %zu frames of %zu bytes", buffers, frame_bytes);
     }
     for (size_t j = 0; j < buffers; j++) {
-        unsigned char *frame = r->frames + j * frame_bytes;
+        unsigned char *frame = r->frames + j * stride;
         frame_put_length(frame, (uint32_t)p->size);
         memset(frame + FRAME_HEADER_BYTES, (int)(j + 1), (size_t)p->size);
     }
     r->shared = (shared_state){.p = p, .messages = socket_messages(p), .frames = r->frames,
-                               .frame_bytes = frame_bytes, .buffers = buffers};
+                               .frame_bytes = frame_bytes, .frame_stride = stride, .buffers = buffers};
     pthread_mutex_init(&r->shared.lock, NULL);
     pthread_cond_init(&r->shared.cue, NULL);
     r->shared_ready = true;
     /* echo: one block of receive buffers, each on its own cache lines */
-    size_t stride = (frame_bytes + 63) / 64 * 64;
     if (p->mode == SOCKET_ECHO) {
-        r->receive = malloc((size_t)p->sockets * stride);
+        r->receive = net_buffer_alloc((size_t)p->sockets * stride);
         if (r->receive == NULL) {
             return run_fail(r, ERROR_RESOURCE, "out of memory for %lld echo buffers of %zu bytes", p->sockets,
                             frame_bytes);

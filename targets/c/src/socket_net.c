@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -231,4 +232,19 @@ void frame_put_length(unsigned char *header, uint32_t length)
 uint32_t frame_get_length(const unsigned char *header)
 {
     return (uint32_t)header[0] << 24 | (uint32_t)header[1] << 16 | (uint32_t)header[2] << 8 | (uint32_t)header[3];
+}
+
+#define BUFFER_ALIGNMENT 4096 /* a page on x86-64 and most others; a larger page only aligns less */
+#define CACHE_LINE_BYTES 64
+
+void *net_buffer_alloc(size_t bytes)
+{
+    /* aligned_alloc wants a size that is a multiple of the alignment */
+    size_t whole_pages = (bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+    return aligned_alloc(BUFFER_ALIGNMENT, whole_pages > 0 ? whole_pages : BUFFER_ALIGNMENT);
+}
+
+size_t net_buffer_stride(size_t bytes)
+{
+    return (bytes + CACHE_LINE_BYTES - 1) / CACHE_LINE_BYTES * CACHE_LINE_BYTES;
 }

@@ -57,6 +57,16 @@ long long net_physical_memory_bytes(void);
  * with EPIPE). */
 void socket_ignore_sigpipe(void);
 
+/* A buffer the kernel copies messages into or out of, starting on a page: the copy
+ * (rep movsb) is faster from and to an aligned address than from malloc's 16-byte one,
+ * ~0.3 us of a 64 KiB echo round trip of 34 us pinned (docs/measurements/issue-13-socket.md).
+ * Freed with free(); NULL when out of memory. */
+void *net_buffer_alloc(size_t bytes);
+
+/* Bytes from one message buffer to the next in a block of them: whole cache lines, so
+ * each buffer starts aligned as its block does. */
+size_t net_buffer_stride(size_t bytes);
+
 /* The 4-byte big-endian header. */
 void frame_put_length(unsigned char *header, uint32_t length);
 uint32_t frame_get_length(const unsigned char *header);

@@ -57,7 +57,7 @@ static void failf(connection *c, const char *format, ...)
 static void serve_echo(connection *c)
 {
     size_t frame_bytes = FRAME_HEADER_BYTES + (size_t)c->params->size;
-    unsigned char *frame = malloc(frame_bytes);
+    unsigned char *frame = net_buffer_alloc(frame_bytes);
     if (frame == NULL) {
         failf(c, "connection %lld: out of memory for a %zu-byte frame", c->index, frame_bytes);
         return;
@@ -97,7 +97,7 @@ static void serve_echo(connection *c)
  * back: the client's clock stops when it reads it. */
 static void serve_flow(connection *c)
 {
-    unsigned char *chunk = malloc(SOCKET_FLOW_CHUNK_BYTES);
+    unsigned char *chunk = net_buffer_alloc(SOCKET_FLOW_CHUNK_BYTES);
     if (chunk == NULL) {
         failf(c, "connection %lld: out of memory for the read buffer", c->index);
         return;

@@ -88,6 +88,10 @@ static void test_frames(void)
     frame_put_length(header, 0x01020304u);
     CHECK(header[0] == 1 && header[1] == 2 && header[2] == 3 && header[3] == 4);
     CHECK(frame_get_length(header) == 0x01020304u);
+    CHECK(net_buffer_stride(20) == 64 && net_buffer_stride(64) == 64 && net_buffer_stride(65540) == 65600);
+    unsigned char *buffer = net_buffer_alloc(65540);
+    CHECK(buffer != NULL && (uintptr_t)buffer % 4096 == 0);
+    free(buffer);
 }
 
 static void use_server(const char *command)
