@@ -14,18 +14,35 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-/* send()/recv(), not write()/read(): on a socket they skip the VFS layer's per-call work
- * (rw_verify_area, the security and fsnotify hooks), about 1 µs per echo round trip of
- * four calls on the dev VM, 16.6 -> 14.9 µs pinned (docs/measurements/issue-13-socket.md). */
+/* sendto/recvfrom, not write()/read(): on a socket they skip the VFS layer's per-call
+ * work (rw_verify_area, the security and fsnotify hooks), about 1 µs per echo round trip
+ * of four calls on the dev VM, 16.6 -> 14.9 µs pinned (docs/measurements/issue-13-socket.md).
+ * And the system calls themselves, not glibc's send()/recv(): in a process that has
+ * started a thread (every worker and server here: the I/O threads and the watchdog) those
+ * wrappers are cancellation points, an atomic read-modify-write before and after the
+ * call. Nothing here is ever cancelled (no pthread_cancel), and the four calls of a round
+ * trip paid ~0.15 µs of 14 µs pinned for it, a cost sockperf's single-threaded processes
+ * do not have. */
+ssize_t net_send(int fd, const void *buffer, size_t length, int flags)
+{
+    return syscall(SYS_sendto, fd, buffer, length, flags, NULL, 0);
+}
+
+ssize_t net_recv(int fd, void *buffer, size_t length, int flags)
+{
+    return syscall(SYS_recvfrom, fd, buffer, length, flags, NULL, NULL);
+}
+
 io_status net_write_all(int fd, io_watch *watch, const void *buffer, size_t length, size_t *done, int *error)
 {
     const unsigned char *p = buffer;
     size_t written = 0;
     io_status status = IO_OK;
     while (written < length) {
-        ssize_t n = send(fd, p + written, length - written, MSG_NOSIGNAL);
+        ssize_t n = net_send(fd, p + written, length - written, MSG_NOSIGNAL);
         if (n > 0) {
             written += (size_t)n;
             io_watch_moved(watch, n);
@@ -52,7 +69,7 @@ io_status net_read_exact(int fd, io_watch *watch, void *buffer, size_t length, s
     size_t got = 0;
     io_status status = IO_OK;
     while (got < length) {
-        ssize_t n = recv(fd, p + got, length - got, 0);
+        ssize_t n = net_recv(fd, p + got, length - got, 0);
         if (n > 0) {
             got += (size_t)n;
             io_watch_moved(watch, n);

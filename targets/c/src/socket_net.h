@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "socket_watchdog.h"
 
@@ -27,6 +28,11 @@ typedef enum {
     IO_TIMEOUT, /* the watchdog saw nothing move for its timeout and shut the socket down */
     IO_ERROR,   /* errno-style code in *error */
 } io_status;
+
+/* send() and recv() without glibc's cancellation point (socket_net.c says why): the
+ * same system calls, the same results and errno. */
+ssize_t net_send(int fd, const void *buffer, size_t length, int flags);
+ssize_t net_recv(int fd, void *buffer, size_t length, int flags);
 
 /* Writes all length bytes with plain send() calls (one, unless the kernel takes less),
  * counting them in watch. SIGPIPE must be ignored (socket_ignore_sigpipe): a closed

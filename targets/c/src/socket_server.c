@@ -107,7 +107,7 @@ static void serve_flow(connection *c)
     uint64_t payload_left = 0;
     bool in_payload = false;
     for (;;) {
-        ssize_t n = recv(c->fd, chunk, SOCKET_FLOW_CHUNK_BYTES, 0);
+        ssize_t n = net_recv(c->fd, chunk, SOCKET_FLOW_CHUNK_BYTES, 0);
         if (n < 0 && errno == EINTR) {
             continue;
         }
