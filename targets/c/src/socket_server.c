@@ -2,9 +2,11 @@
 #include "socket_server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -190,27 +192,79 @@ static void *handle(void *arg)
 }
 
 static atomic_bool serving_done;
+static int stdin_fd = -1;
 
-/* Reads the server's stdin until EOF, then ends the process: the worker is gone (or
- * done with us). Raw read() on the descriptor, not the FILE, so exit() never waits for
- * a stdio lock this thread holds. */
-static void *watch_stdin(void *arg)
+/* The worker is gone (or done with us): unless we have answered, end the process.
+ * Async-signal-safe. */
+static void stdin_closed(void)
 {
-    int fd = *(int *)arg;
-    char sink[256];
-    for (;;) {
-        ssize_t n = read(fd, sink, sizeof sink);
-        if (n == 0 || (n < 0 && errno != EINTR)) {
-            break;
-        }
-    }
     if (!atomic_load(&serving_done)) {
         static const char note[] = "msgbench-c serve: stdin closed: exiting\n";
         ssize_t ignored = write(STDERR_FILENO, note, sizeof note - 1);
         (void)ignored;
         _exit(0);
     }
+}
+
+/* Reads the server's stdin until EOF, then stdin_closed. Raw read() on the descriptor,
+ * not the FILE, so exit() never waits for a stdio lock this thread holds. */
+static void *watch_stdin(void *unused)
+{
+    (void)unused;
+    char sink[256];
+    for (;;) {
+        ssize_t n = read(stdin_fd, sink, sizeof sink);
+        if (n == 0 || (n < 0 && errno != EINTR)) {
+            break;
+        }
+    }
+    stdin_closed();
     return NULL;
+}
+
+/* The threadless watcher: SIGIO when stdin turns readable (data or EOF); the handler
+ * reads what is there without blocking. */
+static void stdin_readable(int signal_number)
+{
+    (void)signal_number;
+    int saved = errno;
+    char sink[256];
+    for (;;) {
+        ssize_t n = read(stdin_fd, sink, sizeof sink);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+            stdin_closed();
+            break;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            break;
+        }
+    }
+    errno = saved;
+}
+
+/* Watches stdin for EOF: a thread of its own, or (threadless, for a process whose only
+ * thread serves: socket_watchdog.h says why) O_ASYNC and a SIGIO handler. 0 or an errno
+ * value. */
+static int watch_stdin_from_now(int fd, bool threadless)
+{
+    stdin_fd = fd;
+    if (!threadless) {
+        pthread_t watcher;
+        int error = pthread_create(&watcher, NULL, watch_stdin, NULL);
+        if (error == 0) {
+            pthread_detach(watcher);
+        }
+        return error;
+    }
+    struct sigaction action = {.sa_handler = stdin_readable, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    int flags = fcntl(fd, F_GETFL);
+    if (sigaction(SIGIO, &action, NULL) != 0 || flags < 0 || fcntl(fd, F_SETOWN, getpid()) != 0 ||
+        fcntl(fd, F_SETFL, flags | O_ASYNC | O_NONBLOCK) != 0) {
+        return errno;
+    }
+    stdin_readable(SIGIO); /* an EOF that came before O_ASYNC sends no signal */
+    return 0;
 }
 
 static void server_errorf(FILE *out, error_kind kind, const char *format, ...) __attribute__((format(printf, 3, 4)));
@@ -309,9 +363,11 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
         protocol_error(out, ERROR_RESOURCE, "out of memory for the connection table");
         return;
     }
-    int error = watchdog_start();
+    /* one pair: its handler runs on this thread, the process's only one */
+    const bool single = p->sockets == 1;
+    int error = watchdog_start(single);
     if (error != 0) {
-        server_errorf(out, ERROR_RESOURCE, "cannot start the watchdog thread: %s", strerror(error));
+        server_errorf(out, ERROR_RESOURCE, "cannot start the watchdog: %s", strerror(error));
         free(connections);
         return;
     }
@@ -344,6 +400,9 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
             ok = false;
             break;
         }
+        if (single) {
+            break; /* handled below, once the listener is closed */
+        }
         error = pthread_create(&c->thread, &attributes, handle, c);
         if (error != 0) {
             snprintf(message, sizeof message, "cannot start handler thread %lld of %lld: %s", k + 1, p->sockets,
@@ -364,11 +423,16 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
         _exit(0);
     }
 
+    if (single) {
+        handle(&connections[0]);
+    }
     long long messages = 0;
     long long bytes = 0;
     const connection *failed = NULL;
     for (long long k = 0; k < p->sockets; k++) {
-        pthread_join(connections[k].thread, NULL);
+        if (connections[k].started) {
+            pthread_join(connections[k].thread, NULL);
+        }
         messages += connections[k].messages;
         bytes += connections[k].bytes;
         if (connections[k].failed && failed == NULL) {
@@ -408,13 +472,10 @@ int serve_main(FILE *in, FILE *out, FILE *log)
         protocol_error(out, kind, message);
     } else {
         p.pin_pairs = socket_pins_pairs(&p, options.pin_pairs);
-        static int stdin_fd;
-        stdin_fd = fileno(in);
-        pthread_t watcher;
-        if (pthread_create(&watcher, NULL, watch_stdin, &stdin_fd) != 0) {
-            protocol_error(out, ERROR_RESOURCE, "cannot start the stdin watcher thread");
+        int error = watch_stdin_from_now(fileno(in), p.sockets == 1);
+        if (error != 0) {
+            server_errorf(out, ERROR_RESOURCE, "cannot watch stdin: %s", strerror(error));
         } else {
-            pthread_detach(watcher);
             serve(out, log, &p);
             atomic_store(&serving_done, true); /* from here, stdin's EOF is no news */
         }

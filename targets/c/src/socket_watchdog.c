@@ -1,9 +1,12 @@
 #define _GNU_SOURCE
 #include "socket_watchdog.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -21,12 +24,19 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
+/* The threadless watchdog's signal: a real-time one nothing else here uses. */
+#define LOOK_SIGNAL SIGRTMIN
+
 static struct {
     pthread_mutex_t lock; /* guards the list, stopping, and every watch's seen and still_since_ns */
     pthread_cond_t cue;   /* on CLOCK_MONOTONIC: the next look, or stop */
     pthread_t thread;
     bool running;
     bool stopping;
+    /* threadless: LOOK_SIGNAL's handler looks, on a timer armed while a watch is listed */
+    bool threadless;
+    timer_t timer;
+    struct sigaction previous_action;
     io_watch *watched; /* doubly linked */
 } dog = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -74,11 +84,16 @@ static void look(int64_t now_ns, int64_t timeout_ns)
     }
 }
 
+static int look_interval_s(void)
+{
+    int look_s = timeout_s / 4;
+    return look_s < LOOK_MIN_S ? LOOK_MIN_S : look_s > LOOK_MAX_S ? LOOK_MAX_S : look_s;
+}
+
 static void *watch(void *unused)
 {
     (void)unused;
-    int look_s = timeout_s / 4;
-    look_s = look_s < LOOK_MIN_S ? LOOK_MIN_S : look_s > LOOK_MAX_S ? LOOK_MAX_S : look_s;
+    int look_s = look_interval_s();
     const int64_t timeout_ns = timeout_s * NS_PER_S;
     pthread_mutex_lock(&dog.lock);
     int64_t next_ns = monotonic_ns() + look_s * NS_PER_S;
@@ -95,10 +110,59 @@ static void *watch(void *unused)
     return NULL;
 }
 
-int watchdog_start(void)
+/* LOOK_SIGNAL's handler. It runs on the process's only thread, never inside
+ * watchdog_add or watchdog_remove (they block the signal), so the list is whole; what
+ * it calls is async-signal-safe (clock_gettime, shutdown, lock-free atomics). */
+static void look_now(int signal_number)
+{
+    (void)signal_number;
+    int saved = errno;
+    look(monotonic_ns(), timeout_s * NS_PER_S);
+    errno = saved;
+}
+
+/* Arms (the first watch is listed) or disarms (the last one left) the look timer. */
+static void set_look_timer(bool armed)
+{
+    time_t seconds = armed ? look_interval_s() : 0;
+    struct itimerspec every = {.it_interval = {.tv_sec = seconds}, .it_value = {.tv_sec = seconds}};
+    timer_settime(dog.timer, 0, &every, NULL);
+}
+
+/* Blocks LOOK_SIGNAL while the list changes, so the handler never sees it half done. */
+static void block_looks(bool block, sigset_t *saved)
+{
+    sigset_t looks;
+    sigemptyset(&looks);
+    sigaddset(&looks, LOOK_SIGNAL);
+    pthread_sigmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &looks : saved, block ? saved : NULL);
+}
+
+static int start_threadless(void)
+{
+    struct sigaction action = {.sa_handler = look_now, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    if (sigaction(LOOK_SIGNAL, &action, &dog.previous_action) != 0) {
+        return errno;
+    }
+    struct sigevent event = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = LOOK_SIGNAL};
+    if (timer_create(CLOCK_MONOTONIC, &event, &dog.timer) != 0) {
+        int error = errno;
+        sigaction(LOOK_SIGNAL, &dog.previous_action, NULL);
+        return error;
+    }
+    dog.threadless = true;
+    dog.running = true;
+    return 0;
+}
+
+int watchdog_start(bool threadless)
 {
     timeout_s = read_timeout_s();
     snprintf(timeout_text, sizeof timeout_text, "no progress within %d s", timeout_s);
+    if (threadless) {
+        return start_threadless();
+    }
     pthread_condattr_t attributes;
     pthread_condattr_init(&attributes);
     pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
@@ -119,6 +183,13 @@ void watchdog_stop(void)
     if (!dog.running) {
         return;
     }
+    if (dog.threadless) {
+        timer_delete(dog.timer); /* a signal already sent finds the handler still there */
+        sigaction(LOOK_SIGNAL, &dog.previous_action, NULL);
+        dog.threadless = false;
+        dog.running = false;
+        return;
+    }
     pthread_mutex_lock(&dog.lock);
     dog.stopping = true;
     pthread_cond_signal(&dog.cue);
@@ -133,6 +204,8 @@ void watchdog_add(io_watch *w, int fd)
     atomic_store_explicit(&w->progress, 0, memory_order_relaxed);
     atomic_store(&w->timed_out, false);
     w->fd = fd;
+    sigset_t saved;
+    block_looks(true, &saved);
     pthread_mutex_lock(&dog.lock);
     w->seen = 0;
     w->still_since_ns = monotonic_ns();
@@ -142,11 +215,17 @@ void watchdog_add(io_watch *w, int fd)
         dog.watched->previous = w;
     }
     dog.watched = w;
+    if (dog.threadless && w->next == NULL) {
+        set_look_timer(true);
+    }
     pthread_mutex_unlock(&dog.lock);
+    block_looks(false, &saved);
 }
 
 void watchdog_remove(io_watch *w)
 {
+    sigset_t saved;
+    block_looks(true, &saved);
     pthread_mutex_lock(&dog.lock);
     if (w->previous != NULL) {
         w->previous->next = w->next;
@@ -158,5 +237,9 @@ void watchdog_remove(io_watch *w)
     }
     w->previous = NULL;
     w->next = NULL;
+    if (dog.threadless && dog.watched == NULL) {
+        set_look_timer(false);
+    }
     pthread_mutex_unlock(&dog.lock);
+    block_looks(false, &saved);
 }

@@ -50,11 +50,16 @@ int watchdog_timeout_s(void);
 /* "no progress within 60 s": for messages. */
 const char *watchdog_timeout_text(void);
 
-/* Starts this process's watchdog thread (one at a time) and reads the timeout. 0 or an
- * errno value. Before the I/O threads start. */
-int watchdog_start(void);
+/* Starts this process's watchdog (one at a time) and reads the timeout. 0 or an errno
+ * value. Before the I/O starts. A thread of its own, or threadless: a timer signal
+ * (SIGRTMIN, SA_RESTART) whose handler looks, armed only while a connection is watched,
+ * for a process whose only thread does the I/O. Why threadless: on this kernel a second
+ * live thread, even asleep, costs every context switch of the process: ~0.2 us of a 14
+ * us echo round trip pinned (docs/measurements/issue-13-socket.md), so a one-pair echo
+ * runs in single-threaded processes, as sockperf's do. */
+int watchdog_start(bool threadless);
 
-/* Wakes the watchdog thread and joins it. After the I/O threads ended. */
+/* Stops the watchdog (joins its thread, or deletes its timer). After the I/O ended. */
 void watchdog_stop(void);
 
 /* Watches fd from now on: the connection's thread, right before its I/O loop (so a

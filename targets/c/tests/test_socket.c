@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -327,10 +328,10 @@ static void test_port_in_use(void)
 }
 
 /* The server exits as soon as its stdin closes, even while it waits for connections. */
-static void test_server_stdin_closes(void)
+static void check_server_stdin_closes(const char *params)
 {
     char request[1024];
-    request_for(request, sizeof request, "default", GOOD("echo", "10", "100", "1"));
+    request_for(request, sizeof request, "default", params);
     request[strlen(request) - 1] = '\0';
     char command[2048];
     snprintf(command, sizeof command,
@@ -338,6 +339,13 @@ static void test_server_stdin_closes(void)
     char *text = shell_output(command);
     CHECK(text != NULL && strcmp(text, "exit 0\n") == 0);
     free(text);
+}
+
+/* One pair (the threadless watcher: SIGIO) and two (a watcher thread). */
+static void test_server_stdin_closes(void)
+{
+    check_server_stdin_closes(GOOD("echo", "10", "100", "1"));
+    check_server_stdin_closes(GOOD("echo", "10", "100", "2"));
 }
 
 static void test_failures(void)
@@ -378,7 +386,7 @@ static void test_watchdog_timeout(void)
         } else {
             unsetenv(TIMEOUT_VARIABLE);
         }
-        CHECK(watchdog_start() == 0);
+        CHECK(watchdog_start(false) == 0);
         int64_t start_ns = monotonic_ns();
         watchdog_stop();
         CHECK(monotonic_ns() - start_ns < NS_PER_S / 2);
@@ -387,6 +395,38 @@ static void test_watchdog_timeout(void)
         snprintf(text, sizeof text, "no progress within %d s", cases[i].seconds);
         CHECK(strcmp(net_status_text(IO_TIMEOUT, 0), text) == 0);
     }
+}
+
+/* Both kinds of watchdog in this process: a blocked recv() on a stalled connection
+ * comes back timed out within the timeout and two looks; the threadless one leaves no
+ * thread and gives its signal's handler back when it stops. */
+static void check_watchdog_times_out(bool threadless)
+{
+    setenv(TIMEOUT_VARIABLE, "1", 1);
+    int pair[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
+    /* a backstop: without the watchdog the read fails after 8 s instead of hanging */
+    struct timeval backstop = {.tv_sec = 8};
+    setsockopt(pair[0], SOL_SOCKET, SO_RCVTIMEO, &backstop, sizeof backstop);
+    struct sigaction before;
+    sigaction(SIGRTMIN, NULL, &before);
+    CHECK(watchdog_start(threadless) == 0);
+    static io_watch watch;
+    watchdog_add(&watch, pair[0]);
+    int64_t start_ns = monotonic_ns();
+    unsigned char byte = 0;
+    int error = 0;
+    CHECK(net_read_exact(pair[0], &watch, &byte, 1, NULL, &error) == IO_TIMEOUT);
+    int64_t waited_ns = monotonic_ns() - start_ns;
+    CHECK(waited_ns >= NS_PER_S && waited_ns < 4 * NS_PER_S);
+    watchdog_remove(&watch);
+    watchdog_stop();
+    struct sigaction after;
+    sigaction(SIGRTMIN, NULL, &after);
+    CHECK(after.sa_handler == before.sa_handler);
+    close(pair[0]);
+    close(pair[1]);
+    unsetenv(TIMEOUT_VARIABLE);
 }
 
 /* A server that accepts but never answers (`--fake-server -1`): the client's watchdog
@@ -488,6 +528,8 @@ void test_socket(void)
     test_port_in_use();
     test_server_stdin_closes();
     test_watchdog_timeout();
+    check_watchdog_times_out(false);
+    check_watchdog_times_out(true);
     test_client_stalled();
     check_server_stalled("echo", "connection 0: reading message 1: no progress within 1 s after 7 of 14 bytes");
     check_server_stalled("flow", "connection 0: reading after 0 messages: no progress within 1 s");
