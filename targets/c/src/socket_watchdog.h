@@ -1,8 +1,8 @@
 /* The socket workload's time limit on blocking I/O: a progress watchdog. Each
- * connection's I/O thread counts the bytes it moves; one watchdog thread per process
- * looks at the counts every few seconds, and shuts down (SHUT_RDWR) a connection whose
- * count has not moved for the timeout, which wakes its blocked recv()/send(); the I/O
- * helpers then report IO_TIMEOUT. Not SO_RCVTIMEO/SO_SNDTIMEO: with a finite one every
+ * connection's I/O thread counts the bytes it moves; one watchdog per process (a thread,
+ * or a timer signal: watchdog_start) looks at the counts every few seconds, and shuts
+ * down (SHUT_RDWR) a connection whose count has not moved for the timeout, which wakes
+ * its blocked recv()/send(); the I/O helpers then report IO_TIMEOUT. Not SO_RCVTIMEO/SO_SNDTIMEO: with a finite one every
  * blocking call arms and cancels a kernel timer (schedule_timeout), ~0.3 us of a 14 us
  * echo round trip at 16 B pinned (docs/measurements/issue-13-socket.md); sockperf
  * blocks without one. */
@@ -19,7 +19,8 @@
 #define SOCKET_IO_TIMEOUT_S 60
 
 /* One connection, embedded in its thread's state. Its thread writes progress; the
- * watchdog writes timed_out; the rest is the watchdog's, under its lock. */
+ * watchdog writes timed_out; the rest is the watchdog's, under its lock (and, threadless,
+ * changed only with its signal blocked). */
 typedef struct io_watch {
     atomic_llong progress;  /* bytes moved so far */
     atomic_bool timed_out;  /* set just before the watchdog shuts the socket down */
