@@ -53,6 +53,10 @@ packages=$(.venv/bin/python -c 'from msgbench.targets import missing_packages; p
 if [ "$with_tests" = 1 ] && ! command -v chromium >/dev/null; then
   packages="$packages chromium"
 fi
+# targets/c's lint runs cppcheck after GCC's analyzer, and skips it where it is missing.
+if [ "$with_tests" = 1 ] && ! command -v cppcheck >/dev/null; then
+  packages="$packages cppcheck"
+fi
 # Hosts (--hosts): ssh and rsync reach and deploy; the tests run an sshd per namespace.
 command -v ssh >/dev/null || packages="$packages openssh-client"
 command -v rsync >/dev/null || packages="$packages rsync"
