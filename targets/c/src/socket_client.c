@@ -449,7 +449,7 @@ static bool run_one_client(run_state *r, int64_t *gate_ns)
  * joins them and stops the watchdog. *gate_ns is when the gate opened. */
 static bool run_clients(run_state *r, int64_t *gate_ns)
 {
-    if (r->p->sockets == 1) {
+    if (socket_one_thread(r->p)) {
         return run_one_client(r, gate_ns);
     }
     shared_state *s = &r->shared;

@@ -49,3 +49,8 @@ bool socket_pins_pairs(const socket_params *p, bool pin_option)
 {
     return pin_option && p->mode == SOCKET_ECHO;
 }
+
+bool socket_one_thread(const socket_params *p)
+{
+    return p->sockets == 1;
+}

@@ -39,4 +39,8 @@ const char *socket_mode_name(socket_mode mode);
  * would halve what they can do, so flow keeps to the scheduler. */
 bool socket_pins_pairs(const socket_params *p, bool pin_option);
 
+/* Whether each half runs in one thread (its I/O on the main thread, the watchdog and the
+ * server's stdin watch on signals): with one pair. socket_watchdog.h says why. */
+bool socket_one_thread(const socket_params *p);
+
 #endif

@@ -229,15 +229,12 @@ static void stdin_readable(int signal_number)
     (void)signal_number;
     int saved = errno;
     char sink[256];
-    for (;;) {
-        ssize_t n = read(stdin_fd, sink, sizeof sink);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-            stdin_closed();
-            break;
-        }
-        if (n < 0 && errno == EAGAIN) {
-            break;
-        }
+    ssize_t n;
+    do {
+        n = read(stdin_fd, sink, sizeof sink);
+    } while (n > 0 || (n < 0 && errno == EINTR));
+    if (n == 0 || errno != EAGAIN) {
+        stdin_closed(); /* EOF, or stdin is unusable */
     }
     errno = saved;
 }
@@ -364,7 +361,7 @@ static void serve(FILE *out, FILE *log, const socket_params *p)
         return;
     }
     /* one pair: its handler runs on this thread, the process's only one */
-    const bool single = p->sockets == 1;
+    const bool single = socket_one_thread(p);
     int error = watchdog_start(single);
     if (error != 0) {
         server_errorf(out, ERROR_RESOURCE, "cannot start the watchdog: %s", strerror(error));
@@ -472,7 +469,7 @@ int serve_main(FILE *in, FILE *out, FILE *log)
         protocol_error(out, kind, message);
     } else {
         p.pin_pairs = socket_pins_pairs(&p, options.pin_pairs);
-        int error = watch_stdin_from_now(fileno(in), p.sockets == 1);
+        int error = watch_stdin_from_now(fileno(in), socket_one_thread(&p));
         if (error != 0) {
             server_errorf(out, ERROR_RESOURCE, "cannot watch stdin: %s", strerror(error));
         } else {
