@@ -10,7 +10,7 @@ one line, and names the command that lists every warning (`show RUN --warnings`)
 
 from collections import defaultdict
 
-from msgbench import results, spec, tables, workloads
+from msgbench import compare, results, spec, stats, tables, workloads
 from msgbench.points import describe, target_label
 from msgbench.workloads.plugin import Headline, primary_headline
 
@@ -44,7 +44,7 @@ def summary_tables(summary: list[dict], wide: bool = False, scenarios: bool = Fa
     workloads' order; wide adds each point's spread and parameters; scenarios keeps the
     scenario column even where a table holds one (Markdown, whose rows get pasted apart)."""
     # Against the reference tools in the figure the table leads with (echo: round trip).
-    references = tables.reference_medians(summary, lambda s: next(
+    references = tables.reference_metrics(summary, lambda s: next(
         (c.metric for c in headline_of(s).columns), spec.workload(s["workload"]).primary_metric))
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for s in summary:
@@ -103,15 +103,30 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
                         wrap={"scenario", "parameters"})
 
 
-def _against_reference(s: dict, lead: dict | None, reference: float | None, metric: str | None) -> str:
+def _against_reference(s: dict, lead: dict | None, reference: dict | None, metric: str | None) -> str:
     """How many times the tool's performance a target reaches: above 1.00x is better than the
     tool whichever way the figure reads (a round trip, lower is better: the tool's over the
-    target's). A reference tool's own row is the yardstick, not compared."""
-    if not (reference and lead and lead["median"]) or s.get("variant_label") == "reference":
+    target's). A reference tool's own row is the yardstick, not compared. WITHIN_NOISE
+    follows a ratio the repetitions cannot tell from 1.00x."""
+    if not (reference and reference["median"] and lead and lead["median"]) or s.get("variant_label") == "reference":
         return ""
     lower_is_better = metric is not None and spec.workload(s["workload"]).metric_better(metric) == "lower"
-    ratio = reference / lead["median"] if lower_is_better else lead["median"] / reference
-    return f"{ratio:.2f}x"
+    ratio = reference["median"] / lead["median"] if lower_is_better else lead["median"] / reference["median"]
+    return f"{ratio:.2f}x" + (f" {WITHIN_NOISE}" if _within_noise(lead, reference) else "")
+
+
+# A ratio is only as good as the repetitions behind it: on a shared machine one run of a
+# tool and a target doing the same system calls can read 0.95x or 1.05x by chance. The
+# test is `msgbench compare`'s (Mann-Whitney U, two-sided, at its ALPHA).
+WITHIN_NOISE = "≈"
+
+
+def _within_noise(lead: dict, reference: dict) -> bool:
+    """Whether the two points' repetitions do not differ significantly; False when either
+    summary lacks its values (an import, or a document written before they were kept)."""
+    if not (lead.get("values") and reference.get("values")):
+        return False
+    return stats.mann_whitney(lead["values"], reference["values"]).p_value >= compare.ALPHA
 
 
 def _x_key(x) -> tuple:
@@ -145,6 +160,9 @@ def legend(summary: list[dict]) -> str:
     if pairs:  # which tool each ratio is against (docs/fair-clients.md: the fair pairings)
         parts.append("x reference = the tool's performance reached, above 1.00x better than it; "
                      + "; ".join(pairs))
+    if any(WITHIN_NOISE in cell for table in summary_tables(summary) for row in table.rows for cell in row):
+        parts.append(f"{WITHIN_NOISE} = within the noise: the repetitions do not tell it from the tool's "
+                     f"(Mann-Whitney U, p ≥ {compare.ALPHA})")
     failed = sorted(shown - {"ok", "ok*", "n/a"})
     if failed:
         parts.append(f"{', '.join(failed)} = no repetition succeeded (below)")

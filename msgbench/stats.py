@@ -35,12 +35,13 @@ class Summary:
     cv: float
     ci95: tuple[float, float]
     outliers: int
+    values: tuple[float, ...]  # the repetitions' own, in order: what a significance test needs
 
     def as_dict(self) -> dict:
         return {
             "n": self.n, "median": self.median, "min": self.min, "max": self.max,
             "mean": self.mean, "stdev": self.stdev, "cv": self.cv, "ci95": list(self.ci95),
-            "outliers": self.outliers,
+            "outliers": self.outliers, "values": list(self.values),
         }
 
 
@@ -55,7 +56,7 @@ def summarize(values: list[float]) -> Summary:
     return Summary(
         n=n, median=statistics.median(values), min=min(values), max=max(values), mean=mean,
         stdev=stdev, cv=stdev / mean if mean else 0.0, ci95=(mean - half, mean + half),
-        outliers=count_outliers(values),
+        outliers=count_outliers(values), values=tuple(values),
     )
 
 

@@ -110,15 +110,16 @@ def render(headers: list[str], rows: list[list[str]], markdown: bool = False) ->
     return text(Table(headers, rows))
 
 
-def reference_medians(summary: list[dict], metric_of=None) -> dict[tuple, float]:
-    """The reference tools' median of a metric (metric_of(summary); the primary one by
-    default), per scenario, parameters and the target it measures (None: every target,
-    e.g. iperf3 for all runtimes' sockets)."""
+def reference_metrics(summary: list[dict], metric_of=None) -> dict[tuple, dict]:
+    """The reference tools' summary of a metric (metric_of(summary); the primary one by
+    default: its median, and its repetitions' values where the summary has them), per
+    scenario, parameters and the target it measures (None: every target, e.g. iperf3 for
+    all runtimes' sockets)."""
     found = {}
     for key, s in _reference_tools(summary):
         metric = metric_of(s) if metric_of else spec.workload(s["workload"]).primary_metric
         if metric in s["metrics"]:
-            found[key] = s["metrics"][metric]["median"]
+            found[key] = s["metrics"][metric]
     return found
 
 
@@ -135,7 +136,7 @@ def _reference_tools(summary: list[dict]):
 
 def reference_pairings(summary: list[dict]) -> dict[str, list[str]]:
     """Which reference tool each target's "x reference" ratio is against ("reference/nats_bench"),
-    by the rule of reference_medians: at a point, the last reference tool stored for that target
+    by the rule of reference_metrics: at a point, the last reference tool stored for that target
     wins (redis: redis_benchmark_sub, the fair pairing, over redis_benchmark); None: every target."""
     by_point = {key: f"{s['target']}/{s['variant']}" for key, s in _reference_tools(summary)}
     found: dict[str, list[str]] = {}
@@ -146,7 +147,7 @@ def reference_pairings(summary: list[dict]) -> dict[str, list[str]]:
     return found
 
 
-def reference_for(references: dict[tuple, float], s: dict) -> float | None:
+def reference_for(references: dict[tuple, dict], s: dict) -> dict | None:
     """The reference for s's variant (reference_for "c/tuned"), else its target's, else everyone's."""
     point = (s["scenario"], canonical(s["params"]))
     for measured in (f"{s['target']}/{s.get('variant')}", s["target"], None):

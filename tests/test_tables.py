@@ -92,3 +92,34 @@ def test_loss_is_said_in_the_summary_even_when_the_median_is_zero():
     assert any(w.startswith("loss_ratio: up to 0.25 (messages were lost") for w in lossy[0]["warnings"])
     clean = results.summarize_run([measurement(0.0, 1), measurement(0.0, 2)])
     assert not any("loss_ratio" in w for w in clean[0]["warnings"])
+
+
+def with_values(row, values):
+    (name, stats), = row["metrics"].items()
+    return {**row, "metrics": {name: {**stats, "values": values}}}
+
+
+def test_a_ratio_the_repetitions_cannot_tell_from_the_tools_is_marked_within_the_noise():
+    apart = [echo("default", "idiomatic", 50.0), {**echo("sockperf", "reference", 55.0), "target": "reference"}]
+    apart = [with_values(apart[0], [49.0, 50.0, 50.5, 51.0, 50.2]),
+             with_values(apart[1], [54.0, 55.0, 55.5, 56.0, 55.2])]
+    [table] = screen.summary_tables(apart)
+    assert table.rows[0][table.headers.index("x reference")] == "1.10x"  # every repetition shorter: p = 0.008
+    assert screen.WITHIN_NOISE not in screen.legend(apart)
+    mixed = [with_values(apart[0], [49.0, 56.0, 50.5, 54.0, 50.2]),
+             with_values(apart[1], [54.0, 49.5, 55.5, 50.0, 55.2])]
+    [table] = screen.summary_tables(mixed)
+    assert table.rows[0][table.headers.index("x reference")] == f"1.10x {screen.WITHIN_NOISE}"
+    assert f"{screen.WITHIN_NOISE} = within the noise" in screen.legend(mixed)
+
+
+def test_a_summary_without_its_values_gets_no_noise_mark():
+    rows = [with_values(echo("default", "idiomatic", 50.0), [49.0, 56.0, 50.5]),
+            {**echo("sockperf", "reference", 55.0), "target": "reference"}]  # an older document
+    [table] = screen.summary_tables(rows)
+    assert table.rows[0][table.headers.index("x reference")] == "1.10x"
+
+
+def test_a_summary_keeps_its_repetitions_values_in_order():
+    [point] = results.summarize_run([measurement(0.0, 1), measurement(0.5, 2), measurement(0.25, 3)])
+    assert point["metrics"]["loss_ratio"]["values"] == [0.0, 0.5, 0.25]
