@@ -107,7 +107,7 @@ def _against_reference(s: dict, lead: dict | None, reference: dict | None, metri
     """How many times the tool's performance a target reaches: above 1.00x is better than the
     tool whichever way the figure reads (a round trip, lower is better: the tool's over the
     target's). A reference tool's own row is the yardstick, not compared. WITHIN_NOISE
-    follows a ratio the repetitions cannot tell from 1.00x."""
+    follows a ratio whose repetitions cannot be told from the tool's."""
     if not (reference and reference["median"] and lead and lead["median"]) or s.get("variant_label") == "reference":
         return ""
     lower_is_better = metric is not None and spec.workload(s["workload"]).metric_better(metric) == "lower"
@@ -127,6 +127,17 @@ def _within_noise(lead: dict, reference: dict) -> bool:
     if not (lead.get("values") and reference.get("values")):
         return False
     return stats.mann_whitney(lead["values"], reference["values"]).p_value >= compare.ALPHA
+
+
+def _any_ratio_within_noise(summary: list[dict]) -> bool:
+    """Whether some table of the summary marks an "x reference" ratio WITHIN_NOISE: the
+    tables' own cells, so that the legend cannot say what they do not show."""
+    for table in summary_tables(summary):
+        if "x reference" in table.headers:
+            column = table.headers.index("x reference")
+            if any(row[column].endswith(WITHIN_NOISE) for row in table.rows):
+                return True
+    return False
 
 
 def _x_key(x) -> tuple:
@@ -160,7 +171,7 @@ def legend(summary: list[dict]) -> str:
     if pairs:  # which tool each ratio is against (docs/fair-clients.md: the fair pairings)
         parts.append("x reference = the tool's performance reached, above 1.00x better than it; "
                      + "; ".join(pairs))
-    if any(WITHIN_NOISE in cell for table in summary_tables(summary) for row in table.rows for cell in row):
+    if _any_ratio_within_noise(summary):
         parts.append(f"{WITHIN_NOISE} = within the noise: the repetitions do not tell it from the tool's "
                      f"(Mann-Whitney U, p ≥ {compare.ALPHA})")
     failed = sorted(shown - {"ok", "ok*", "n/a"})
