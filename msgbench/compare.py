@@ -7,7 +7,6 @@ by more than the threshold.
 """
 
 from dataclasses import dataclass
-from math import comb
 
 from msgbench import spec, stats
 from msgbench.points import describe, same_point_key
@@ -105,8 +104,7 @@ def _worse_by(row: dict) -> float | None:
 
 def _verdict(row: dict) -> str:
     if row["p_value"] >= ALPHA:
-        smallest = 2 / comb(row["n_a"] + row["n_b"], row["n_a"])
-        if smallest >= ALPHA:
+        if stats.smallest_p_value(row["n_a"], row["n_b"]) >= ALPHA:
             return (f"no significant difference possible: {row['n_a']} vs {row['n_b']} repetitions can never "
                     f"reach p < {ALPHA}; repeat more (--repeat 5)")
         return f"no significant difference (p = {row['p_value']:.2f})"

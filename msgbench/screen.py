@@ -173,7 +173,8 @@ def legend(summary: list[dict]) -> str:
                      + "; ".join(pairs))
     if _any_ratio_within_noise(summary):
         parts.append(f"{WITHIN_NOISE} = within the noise: the repetitions do not tell it from the tool's "
-                     f"(Mann-Whitney U, p ≥ {compare.ALPHA})")
+                     f"(Mann-Whitney U, p ≥ {compare.ALPHA}; with fewer than "
+                     f"{stats.fewest_repetitions_to_differ(compare.ALPHA)} a side it always reads {WITHIN_NOISE})")
     failed = sorted(shown - {"ok", "ok*", "n/a"})
     if failed:
         parts.append(f"{', '.join(failed)} = no repetition succeeded (below)")

@@ -126,6 +126,19 @@ def mann_whitney(a: list[float], b: list[float]) -> UTest:
     return UTest(u=u1, p_value=min(1.0, p), method="normal")
 
 
+def smallest_p_value(n1: int, n2: int) -> float:
+    """The smallest two-sided p mann_whitney can give n1 and n2 repetitions (exact, no
+    ties): every value of one side below every value of the other. With 3 and 3 it is
+    0.1, so no difference between them can be significant at 0.05."""
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def fewest_repetitions_to_differ(alpha: float) -> int:
+    """The fewest repetitions a side, the same on both, with which mann_whitney can find a
+    difference at alpha."""
+    return next(n for n in range(1, 64) if smallest_p_value(n, n) < alpha)
+
+
 def _ranks(values: list[float]) -> list[float]:
     order = sorted(range(len(values)), key=values.__getitem__)
     ranks = [0.0] * len(values)

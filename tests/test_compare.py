@@ -62,3 +62,12 @@ def test_lower_is_better_metrics_count_a_rise_as_the_slowdown():
                    side({"measurements": echo([12, 12.1, 12.2, 12.3, 12.4])}, name="b"), "round_trip_us")
     assert rows[0]["worse_by"] == pytest.approx(0.196, abs=0.01)
     assert len(regressions(rows, 0.05)) == 1
+
+
+def test_too_few_repetitions_are_said_to_be_unable_to_differ():
+    # 3 against 3, every value of B above every value of A: the smallest p there is, 0.1
+    rows = compare_runs({"measurements": _fanin(1, [10, 11, 12])}, {"measurements": _fanin(1, [20, 21, 22])})
+    assert rows[0]["p_value"] == pytest.approx(0.1)
+    assert rows[0]["verdict"].startswith("no significant difference possible: 3 vs 3 repetitions")
+    rows = compare_runs({"measurements": _fanin(1, [10, 11, 12, 13])}, {"measurements": _fanin(1, [20, 21, 22, 23])})
+    assert rows[0]["verdict"].startswith("B is")  # 4 against 4 can: p = 2/70
