@@ -38,7 +38,6 @@ typedef struct {
 
 typedef struct {
     pthread_t thread;
-    bool started;
     int fd;
     io_watch watch; /* fd's progress, for the watchdog */
     long long index;
@@ -467,7 +466,6 @@ static bool run_clients(run_state *r, int64_t *gate_ns)
         if (error != 0) {
             break;
         }
-        c->started = true;
     }
     pthread_attr_destroy(&attributes);
     pthread_mutex_lock(&s->lock);
