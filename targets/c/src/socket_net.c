@@ -21,9 +21,9 @@
  * work (rw_verify_area, the security and fsnotify hooks), about 1 µs per echo round trip
  * of four calls on the dev VM, 16.6 -> 14.9 µs pinned (docs/measurements/issue-13-socket.md).
  * And the system calls themselves, not glibc's send()/recv(): in a process that has
- * started a thread (every worker and server here: the I/O threads and the watchdog) those
- * wrappers are cancellation points, an atomic read-modify-write before and after the
- * call. Nothing here is ever cancelled (no pthread_cancel), and the four calls of a round
+ * started a thread (a worker or server of more than one pair: its I/O threads and the
+ * watchdog) those wrappers are cancellation points, an atomic read-modify-write before
+ * and after the call. Nothing here is ever cancelled (no pthread_cancel), and the four calls of a round
  * trip paid ~0.15 µs of 14 µs pinned for it, a cost sockperf's single-threaded processes
  * do not have. */
 ssize_t net_send(int fd, const void *buffer, size_t length, int flags)

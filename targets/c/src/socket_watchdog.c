@@ -129,9 +129,13 @@ static void set_look_timer(bool armed)
     timer_settime(dog.timer, 0, &every, NULL);
 }
 
-/* Blocks LOOK_SIGNAL while the list changes, so the handler never sees it half done. */
+/* Threadless: blocks LOOK_SIGNAL while the list changes, so the handler never sees it
+ * half done. With a thread the lock is enough, and this does nothing. */
 static void block_looks(bool block, sigset_t *saved)
 {
+    if (!dog.threadless) {
+        return;
+    }
     sigset_t looks;
     sigemptyset(&looks);
     sigaddset(&looks, LOOK_SIGNAL);

@@ -2,10 +2,10 @@
  * connection's I/O thread counts the bytes it moves; one watchdog per process (a thread,
  * or a timer signal: watchdog_start) looks at the counts every few seconds, and shuts
  * down (SHUT_RDWR) a connection whose count has not moved for the timeout, which wakes
- * its blocked recv()/send(); the I/O helpers then report IO_TIMEOUT. Not SO_RCVTIMEO/SO_SNDTIMEO: with a finite one every
- * blocking call arms and cancels a kernel timer (schedule_timeout), ~0.3 us of a 14 us
- * echo round trip at 16 B pinned (docs/measurements/issue-13-socket.md); sockperf
- * blocks without one. */
+ * its blocked recv()/send(); the I/O helpers then report IO_TIMEOUT. Not
+ * SO_RCVTIMEO/SO_SNDTIMEO: with a finite one every blocking call arms and cancels a
+ * kernel timer (schedule_timeout), ~0.3 us of a 14 us echo round trip at 16 B pinned
+ * (docs/measurements/issue-13-socket.md); sockperf blocks without one. */
 #ifndef MSGBENCH_SOCKET_WATCHDOG_H
 #define MSGBENCH_SOCKET_WATCHDOG_H
 
