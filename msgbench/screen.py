@@ -103,6 +103,12 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
                         wrap={"scenario", "parameters"})
 
 
+# A ratio is only as good as the repetitions behind it: on a shared machine one run of a
+# tool and a target doing the same system calls can read 0.95x or 1.05x by chance. The
+# test is `msgbench compare`'s (Mann-Whitney U, two-sided, at its ALPHA).
+WITHIN_NOISE = "≈"
+
+
 def _against_reference(s: dict, lead: dict | None, reference: dict | None, metric: str | None) -> str:
     """How many times the tool's performance a target reaches: above 1.00x is better than the
     tool whichever way the figure reads (a round trip, lower is better: the tool's over the
@@ -113,12 +119,6 @@ def _against_reference(s: dict, lead: dict | None, reference: dict | None, metri
     lower_is_better = metric is not None and spec.workload(s["workload"]).metric_better(metric) == "lower"
     ratio = reference["median"] / lead["median"] if lower_is_better else lead["median"] / reference["median"]
     return f"{ratio:.2f}x" + (f" {WITHIN_NOISE}" if _within_noise(lead, reference) else "")
-
-
-# A ratio is only as good as the repetitions behind it: on a shared machine one run of a
-# tool and a target doing the same system calls can read 0.95x or 1.05x by chance. The
-# test is `msgbench compare`'s (Mann-Whitney U, two-sided, at its ALPHA).
-WITHIN_NOISE = "≈"
 
 
 def _within_noise(lead: dict, reference: dict) -> bool:
