@@ -35,10 +35,12 @@ POLL_S = 0.01
 # ---------------------------------------------------------------- harness side
 
 
-def supervised_argv(argv: list[str], status_fd: int, grace_s: float) -> list[str]:
-    """The command that runs argv under the supervisor (give it pass_fds=(status_fd,))."""
+def supervised_argv(argv: list[str], status_fd: int, grace_s: float, cpus: str | None = None) -> list[str]:
+    """The command that runs argv under the supervisor (give it pass_fds=(status_fd,)).
+    cpus: the CPUs (a kernel CPU list, '1' or '2-7') the worker and all it starts run on."""
+    placed = ["--cpus", cpus] if cpus else []
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd),
-            "--parent", str(os.getpid()), "--grace", f"{grace_s:g}", "--", *argv]
+            "--parent", str(os.getpid()), "--grace", f"{grace_s:g}", *placed, "--", *argv]
 
 
 def read_status(fd: int) -> dict:
@@ -130,6 +132,7 @@ class _Supervisor:
         self.worker: int | None = None
         self.status: int | None = None
         self.rusage = None
+        self.worker_cpus: list[int] | None = None
 
     def on_signal(self, signum, frame) -> None:
         if self.may_raise:
@@ -151,6 +154,8 @@ class _Supervisor:
         try:
             self.worker = os.posix_spawnp(argv[0], argv, os.environ,
                                           setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+            with contextlib.suppress(OSError):  # the placement it really got, read back from the kernel
+                self.worker_cpus = sorted(os.sched_getaffinity(self.worker))
             _detach_stdio()  # from now on only the worker holds the harness's pipes
             while self.status is None:
                 self.reap(block=True)
@@ -163,6 +168,8 @@ class _Supervisor:
             return {"error": f"cannot start worker {argv[0]!r}: {exc.strerror or exc}"}
         self.end_all(self.grace_s if stopped else 0.0)
         report = {"stopped": stopped}
+        if self.worker_cpus is not None:
+            report["worker_cpus"] = self.worker_cpus
         if self.status is not None:
             report["exit_code"] = os.waitstatus_to_exitcode(self.status)
             report["max_rss_bytes"] = self.rusage.ru_maxrss * 1024
@@ -201,6 +208,15 @@ def _prctl(option: int, value: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
+def _cpu_set(text: str) -> set[int]:
+    """'1' or '2-4,6' (msgbench.cpus.cpu_list's form; the supervisor imports nothing of msgbench)."""
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
 def main(args: list[str]) -> int:
     split = args.index("--")
     options, argv = dict(zip(args[:split:2], args[1:split:2], strict=True)), args[split + 1:]
@@ -213,6 +229,8 @@ def main(args: list[str]) -> int:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the harness died before PR_SET_PDEATHSIG took hold
         return 1
+    if "--cpus" in options:  # before the worker exists: its threads and children inherit it
+        os.sched_setaffinity(0, _cpu_set(options["--cpus"]))
     report = supervisor.run(argv)
     with contextlib.suppress(OSError):  # the harness is gone: nobody is left to tell
         os.write(status_fd, json.dumps(report).encode())

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from msgbench import catalogue, interrupts, procs, tempdirs
+from msgbench import catalogue, cpus, interrupts, procs, tempdirs
 from msgbench.catalogue import LOCALHOST, ServiceError, ServiceSpec
 from msgbench.groups import stop_group
 
@@ -44,11 +44,23 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def _child_setup(cpus: frozenset[int] | None):
+    """What a broker's child does before exec: die with the harness, and run on its CPUs
+    (set before exec, so every thread the server starts inherits them)."""
+    def setup() -> None:
+        _die_with_parent()
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+    return setup
+
+
 class Running:
     """One started server; stop() ends its whole session and keeps its log."""
 
-    def __init__(self, service: ServiceSpec, ports: dict | None = None, host=None, ssh=None):
+    def __init__(self, service: ServiceSpec, ports: dict | None = None, host=None, ssh=None,
+                 cpus: frozenset[int] | None = None):
         self.spec = service
+        self.cpus = None if host else cpus  # msgbench/cpus.py's placement holds on this machine only
         self.ports = ports or {"main": free_port(), **{k: free_port() for k in service.extra_ports}}
         self.port = self.ports["main"]
         self.host, self.ssh = host, ssh  # a hosts.Host and the run's hosts.Ssh; None: here
@@ -105,7 +117,7 @@ class Running:
                 try:
                     self.procs.append(subprocess.Popen(
                         wrap(argv), cwd=self.tmp, env=env, stdin=stdin, stdout=log,
-                        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent))
+                        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_child_setup(self.cpus)))
                 finally:
                     interrupts.release()
                 if port is not None and not self.host:  # a helper (node-local there): the server needs it
@@ -217,8 +229,10 @@ class Services:
     with their logs stored when the run ends on any path."""
 
     def __init__(self, keep_log: Callable[[str, str], None], note: Callable[[str], None],
-                 placed: Callable[[], tuple] | None = None, say: Callable[[str], None] = lambda text: None):
+                 placed: Callable[[], tuple] | None = None, say: Callable[[str], None] = lambda text: None,
+                 cpus: frozenset[int] | None = None):
         self.keep_log = keep_log  # (name, text) -> stored with the run
+        self.cpus = cpus  # the CPUs brokers started here run on (msgbench/cpus.py); None: anywhere
         self.note = note
         self.placed = placed  # () -> (hosts.Host, hosts.Ssh) of the broker role, or None: here
         self.say = say  # a line for the user while it happens: a broker can take seconds to start
@@ -273,7 +287,7 @@ class Services:
         for attempt in range(3):  # a free port can be taken between finding and binding it
             with interrupts.deferred():  # its temporary directory is never lost track of
                 host, ssh = (self.placed() if self.placed else None) or (None, None)
-                running = Running(service, host=host, ssh=ssh)
+                running = Running(service, host=host, ssh=ssh, cpus=self.cpus)
             try:
                 running.start()
                 break
@@ -288,8 +302,11 @@ class Services:
                 raise
         self.running[name] = running
         self.starts[name] = self.starts.get(name, 0) + 1
+        placed = "" if running.host else "; " + ", ".join(
+            f"pid {proc.pid} may run on CPUs {cpus.cpu_list(found)}" for proc in running.procs
+            if (found := cpus.allowed(proc.pid)) is not None)  # read back, not assumed
         self.note(f"service {name} {'' if running.host else catalogue.version(service) + ' '}on {running.url}"
-                  f"{running.where}")
+                  f"{running.where}{placed}")
         return running
 
     def _stop(self, name: str) -> None:

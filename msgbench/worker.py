@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from msgbench import cpus as cpusets
 from msgbench import interrupts, jsonio, procs, spec
 from msgbench.groups import KILL_GRACE_S, stop_group
 
@@ -45,6 +46,10 @@ class Outcome:
     # Each process of a run spread over hosts (the chat server kind's server and load
     # generators: chat_split.py): role, host, cpu_s, max_rss_bytes, exit_code.
     parts: list = field(default_factory=list)
+    # The CPU placement asked for and what the kernel said of each process while the
+    # worker ran (msgbench/cpus.py): {"cpus": "1", "seen": {"name[pid]": "1"}}.
+    cpu_placement: dict | None = None
+    calibrated: dict | None = None  # the work it ran, where the calibration raised it (runner.py)
 
     def worker_info(self) -> dict:
         """The worker process, and the raw facts it reported (so metrics can be derived again)."""
@@ -61,15 +66,20 @@ class Outcome:
             info["histograms"] = self.histograms
         if self.parts:
             info["parts"] = self.parts
+        if self.cpu_placement:
+            info["cpu_placement"] = self.cpu_placement
+        if self.calibrated:
+            info["calibrated"] = self.calibrated
         return info
 
 
 class _Protocol:
     """Follows the worker's lines and remembers the first breach of the protocol."""
 
-    def __init__(self, target: str, variant: str, on_progress, on_ready=None):
+    def __init__(self, target: str, variant: str, on_progress, on_ready=None, on_line=None):
         self.target, self.variant, self.on_progress = target, variant, on_progress
         self.on_ready = on_ready  # a chat load generator across hosts: its barrier (chat_split.py)
+        self.on_line = on_line  # called with each message's type once it is taken (placement read-back)
         self.hello = None
         self.final = None  # the result or error message
         self.breach = None
@@ -107,6 +117,8 @@ class _Protocol:
                 self.on_ready(message["stage"])
         else:
             self.final = message
+        if self.on_line and not self.breach:
+            self.on_line(message["type"])
 
     def _sample(self, message: dict) -> None:
         if len(self.series) >= MAX_SAMPLES:
@@ -136,19 +148,31 @@ def run_worker(
     target: str,
     time_limit_s: float,
     on_progress: Callable[[float, float], None] | None = None,
+    cpus: frozenset[int] | None = None,
 ) -> Outcome:
+    """cpus: the CPUs the worker and everything it starts are placed on (None: anywhere)."""
     problem = spec.request_problem(request)
     if problem:
         raise ValueError(f"refusing to send an invalid request: {problem}")
     started = time.monotonic()
-    protocol = _Protocol(target, request["variant"], on_progress)
+    seen: dict[str, str] = {}
+    proc = None
+
+    def read_back(kind: str) -> None:
+        # At hello (the worker is up) and at its result (its peer and helpers still are):
+        # the CPUs the kernel lets each of them use, not the ones asked for.
+        if kind in ("hello", "result") and proc is not None:
+            seen.update(cpusets.session_placement(proc.pid))
+
+    protocol = _Protocol(target, request["variant"], on_progress, on_line=read_back)
     stderr = bytearray()
     timed_out = False
     status_read, status_write = os.pipe()
     interrupts.hold()
     try:
         proc = subprocess.Popen(
-            procs.supervised_argv(argv, status_write, SUPERVISOR_GRACE_S), cwd=cwd, env=env,
+            procs.supervised_argv(argv, status_write, SUPERVISOR_GRACE_S,
+                                  cpusets.cpu_list(cpus) if cpus else None), cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, pass_fds=(status_write,),
         )
@@ -181,7 +205,15 @@ def run_worker(
         max_rss_bytes=report.get("max_rss_bytes"), cpu_s=report.get("cpu_s"), exit_code=report.get("exit_code"),
         stderr_tail=stderr[-STDERR_KEEP_BYTES:].decode("utf-8", errors="replace"), pgid=proc.pid,
     )
+    if report.get("worker_cpus") is not None:  # the supervisor's read-back as it started the worker
+        seen["worker at its start"] = cpusets.cpu_list(report["worker_cpus"])
+    outcome.cpu_placement = {"cpus": cpusets.cpu_list(cpus) if cpus else "any", "seen": seen}
     _judge(outcome, protocol, timed_out, time_limit_s)
+    escaped = cpusets.escaped(seen, cpus)
+    if escaped and outcome.status == "ok":  # its figures are not of the placement the run claims
+        outcome.status = "error"
+        outcome.error = (f"placement not held: asked CPUs {cpusets.cpu_list(cpus)}, but the kernel let "
+                         + ", ".join(escaped))
     return outcome
 
 
