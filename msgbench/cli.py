@@ -5,6 +5,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -13,8 +14,10 @@ import msgbench.limits as machine_limits
 from msgbench import (
     __version__,
     builds,
+    calibrate,
     chat_server,
     compare,
+    cpus,
     doctor,
     hosts,
     placement,
@@ -32,7 +35,7 @@ from msgbench import (
 from msgbench.formats import markdown, registry
 from msgbench.paths import default_store_path
 from msgbench.points import machine_name, machine_text
-from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
+from msgbench.runner import DEFAULT_BUDGET_PRECISION, DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
 from msgbench.store import Store, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -120,6 +123,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --precision: at most N repetitions per point (default 30)")
     p.add_argument("--timeout", type=_positive_seconds,
                    help=f"time limit per worker in s (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--min-time", metavar="TIME",
+                   help="calibrate each point's work from its warm-up so that its timed section lasts at least "
+                        f"this (default {calibrate.DEFAULT_MIN_TIME_S:g}s, or $MSGBENCH_MIN_TIME; 0: run the work "
+                        "as given)")
+    p.add_argument("--budget", metavar="TIME",
+                   help="the run's whole time, e.g. 4m: after the planned repetitions, more are added (interleaved, "
+                        "the widest confidence intervals first) until each point is known within --precision "
+                        f"(default {DEFAULT_BUDGET_PRECISION * 100:g}%% with a budget) or the budget is spent")
+    p.add_argument("--cpus", default=cpus.DEFAULT_RUN_POLICY, metavar="POLICY",
+                   help="where the processes run: " + "; ".join(f"{k}: {v}" for k, v in cpus.POLICIES.items())
+                        + f" (default {cpus.DEFAULT_RUN_POLICY}; docs/methodology.md)")
     p.add_argument("--format", choices=VIEWS, default="table",
                    help="what to print when the run ends: the table, the seed documents' own text, "
                         "or a file format (as export writes it)")
@@ -342,6 +356,15 @@ def cmd_run(args) -> int:
                     strict_targets=bool(target_names) and not args.reference,
                     builds=builds.expand(declared))
     plan.notes = notes + plan.notes
+    budget = _duration(args.budget, "--budget") if args.budget is not None else (
+        suite.budget_s if args.suite else None)
+    if budget is not None:
+        if budget <= 0:
+            raise UsageError(f"--budget {budget:g}s is not a time to spend: give a positive time, e.g. 4m")
+        plan.budget_s = budget
+        if args.precision is None:
+            args.precision = DEFAULT_BUDGET_PRECISION
+    plan.min_time_s = _min_time(args, suite if args.suite else None)
     if args.precision is not None:
         if args.precision <= 0:
             raise UsageError("--precision must be above 0%, e.g. 2%")
@@ -349,6 +372,10 @@ def cmd_run(args) -> int:
             raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
         plan.precision, plan.max_repeat = args.precision, args.max_repeat
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
+    try:
+        plan.cpu_policy = cpus.check_policy(args.cpus)
+    except cpus.CpuError as exc:
+        raise UsageError(str(exc)) from None
     if args.place and not args.hosts:
         raise UsageError(f"--place {args.place} names hosts: give the inventory with --hosts FILE")
     if args.hosts and args.remote:
@@ -400,6 +427,25 @@ def _names(text: str | None, option: str) -> list[str] | None:
     if twice:
         raise UsageError(f"{option} {text!r} names {', '.join(twice)} more than once; name each once")
     return names
+
+
+def _min_time(args, suite) -> float:
+    """--min-time, else the suite's, else $MSGBENCH_MIN_TIME, else the default."""
+    if args.min_time is not None:
+        return _duration(args.min_time, "--min-time")
+    if suite is not None and suite.min_time_s is not None:
+        return suite.min_time_s
+    text = os.environ.get("MSGBENCH_MIN_TIME")
+    return calibrate.DEFAULT_MIN_TIME_S if text is None else _duration(text, "MSGBENCH_MIN_TIME")
+
+
+def _duration(text: str, option: str) -> float:
+    """A time as people write it: 90, 90s, 500ms, 4m, 1h (seconds when it has no unit)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|min|h)?\s*", text)
+    if not match:
+        raise UsageError(f"{option} {text!r} is not a time: give a number with ms, s, m or h, e.g. 4m or 0.5s")
+    scale = {"ms": 0.001, "s": 1, None: 1, "m": 60, "min": 60, "h": 3600}[match.group(2)]
+    return float(match.group(1)) * scale
 
 
 def _positive_seconds(text: str) -> float:
@@ -457,6 +503,8 @@ def _print_seed_form(run: dict) -> None:
 def _print_table(run: dict, wide: bool = False) -> None:
     for note in run["notes"]:
         print(f"note: {note}")
+    for line in screen.method_lines(run):
+        print(line)
     for index, table in enumerate(screen.summary_tables(run["summary"], wide)):
         if index:
             print()

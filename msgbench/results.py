@@ -55,6 +55,10 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
     computed = {name: stats.summarize([m["metrics"][name] for m in ok if name in m["metrics"]])
                 for name in names}
     summary["metrics"] = {name: s.as_dict() for name, s in computed.items()}
+    calibrated = next(((m.get("worker") or {}).get("calibrated") for m in ok
+                       if (m.get("worker") or {}).get("calibrated")), None)
+    if calibrated:  # the work it ran, raised from its params by the warm-up's calibration
+        summary["calibrated"] = calibrated
     for text in _competition_warnings(ok):
         warn("noise:busy", text)
     wl = spec.workloads().get(first["workload"])

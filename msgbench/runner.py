@@ -10,16 +10,21 @@ import contextlib
 import os
 import resource
 import shlex
+import statistics
 import sys
+import time
 from dataclasses import dataclass, field
 
 from msgbench import (
+    calibrate,
     chat_server,
     chat_split,
+    cpus,
     expr,
     hosts,
     interrupts,
     placement,
+    points,
     procs,
     services,
     spec,
@@ -35,6 +40,9 @@ from msgbench.suites import Scenario
 from msgbench.worker import Outcome, run_worker
 
 DEFAULT_TIMEOUT_S = 300.0
+# The precision a run with a --budget aims for when no --precision is given: the 95% CI
+# of each point's mean within ±1%, where a 2-core machine's quiet points get in seconds.
+DEFAULT_BUDGET_PRECISION = 0.01
 MEMORY_HEADROOM = 0.9  # refuse a run whose estimate passes this share of the machine's RAM
 
 
@@ -58,6 +66,18 @@ class Job:
     stopped: str | None = None  # why the remaining repetitions are skipped
     primary: list[float] = field(default_factory=list)  # each ok repetition's judged metric
     extra: int = 0  # repetitions added beyond repeat to reach the run's precision
+    min_time_s: float = 0.0  # the timed section's length the warm-up calibrates the work to; 0: as asked
+    calibrated: dict = field(default_factory=dict)  # the work parameter as raised by the calibration
+    walls: list[float] = field(default_factory=list)  # each measured repetition's whole time, s
+
+    def seconds_each(self) -> float:
+        """What one more repetition is expected to cost: the median of the measured ones."""
+        return statistics.median(self.walls) if self.walls else 0.0
+
+    @property
+    def run_params(self) -> dict:
+        """What the worker runs: the point's parameters with its work as calibrated."""
+        return self.params | self.calibrated
 
     @property
     def label(self) -> str:
@@ -81,6 +101,22 @@ class Plan:
     limits: dict | None = None  # --limits: the machine's limits, measured before the run (msgbench/limits.py)
     inventory: hosts.Inventory | None = None  # from --hosts
     place: dict = field(default_factory=dict)  # --place: role -> [host alias]
+    cpu_policy: str = cpus.DEFAULT_RUN_POLICY  # --cpus: where the harness, brokers and workers run
+    min_time_s: float = 0.0  # --min-time: each timed section at least this long (calibrate.py); 0: off
+    budget_s: float | None = None  # --budget: the run's whole time; extra repetitions only within it
+    started: float | None = None  # time.monotonic() when execute began
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started if self.started is not None else 0.0
+
+    def calibrate(self) -> None:
+        """Give every job that can be calibrated its min_time_s and the warm-up that sizes it."""
+        if self.min_time_s <= 0:
+            return
+        for job in self.jobs:
+            if calibrate.applies(spec.workload(job.scenario.workload), job.scenario.sweep):
+                job.min_time_s = self.min_time_s
+                job.warmup = max(job.warmup, 1)  # the repetition that calibrates is a warm-up
 
     def check_placement(self, strict: bool = True) -> None:
         """Remote placement needs root (for a namespace) or a remote host.
@@ -303,6 +339,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             progress: Progress | None = None) -> tuple[str, str]:
     """Run every job; return the run id and its final status."""
     chosen = {j.target.label: j.target for j in plan.jobs}
+    plan.started = time.monotonic()
+    plan.calibrate()
     progress = progress or Progress(total=sum(j.warmup + j.repeat for j in plan.jobs))
     # A second or more each on a loaded machine (a JVM, erl): said, not silent.
     progress.note(f"msgbench: asking {len(chosen)} runtime{'s' if len(chosen) != 1 else ''} for "
@@ -320,6 +358,12 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         metadata["limits"] = plan.limits
     if plan.precision is not None:
         metadata["precision"] = {"target": plan.precision, "max_repeat": plan.max_repeat}
+    if plan.min_time_s > 0:
+        metadata["min_time_s"] = plan.min_time_s
+    if plan.budget_s is not None:
+        metadata["budget_s"] = plan.budget_s
+    layout = cpus.layout(plan.cpu_policy)
+    metadata["cpu_placement"] = layout.as_dict() | {"description": layout.describe()}
     run_id = store.start_run(command, suite, metadata, notes)
     for point in plan.skipped_points:
         _store_skipped(store, run_id, *point)
@@ -329,13 +373,16 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     tempdirs.sweep(services.TEMP_PREFIX)
     hosts.remove_leftover_control_dirs()
     previous_handlers = interrupts.install()
+    harness_cpus = os.sched_getaffinity(0)
     try:
+        if layout.harness:
+            os.sched_setaffinity(0, layout.harness)
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
                               inventory=plan.inventory, place=plan.place) as peers,
               chat_server.raised_fd_limit(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note), placed=peers.service_host,
-                                say=progress.note) as brokers):
+                                say=progress.note, cpus=layout.brokers) as brokers):
             for note in peers.notes:
                 store.add_note(run_id, note)
             if peers.facts:  # each host's CPU, cores, kernel and runtimes, beside this machine's
@@ -345,10 +392,10 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             for round_index in range(rounds):
                 for job in plan.jobs:
                     if round_index < job.warmup + job.repeat and not job.stopped:
-                        _measure(job, round_index, run_id, store, progress, peers, brokers)
+                        _measure(job, round_index, run_id, store, progress, peers, brokers, layout)
                     elif round_index < job.warmup + job.repeat:
                         progress.skip()
-            _until_precise(plan, run_id, store, progress, peers, brokers)
+            _until_precise(plan, run_id, store, progress, peers, brokers, layout)
     except KeyboardInterrupt:
         status = "interrupted"
     except (placement.PlacementError, hosts.HostError, chat_split.SplitError) as exc:
@@ -358,6 +405,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     finally:
         # Still under our handlers: a Ctrl-C now waits until the run's status is stored.
         with interrupts.deferred():
+            os.sched_setaffinity(0, harness_cpus)
             progress.close()
             store.finish_run(run_id, status)
             interrupts.restore(previous_handlers)
@@ -365,9 +413,13 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
 
 
 def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
-                   peers: placement.Peers, brokers: services.Services) -> None:
-    """More rounds, still interleaved, for the points whose primary metric is not yet
-    known to plan.precision (95% CI of the mean), up to plan.max_repeat repetitions."""
+                   peers: placement.Peers, brokers: services.Services, layout: cpus.Layout) -> None:
+    """More repetitions, still interleaved, for the points whose primary metric is not yet
+    known to plan.precision (95% CI of the mean), up to plan.max_repeat each; within
+    plan.budget_s of the run, the widest intervals first.
+
+    Points are taken a whole group at a time (one x of one scenario: the targets that are
+    compared there), so that the targets of a comparison keep equal, interleaved samples."""
     if plan.precision is None:
         return
     while True:
@@ -375,19 +427,31 @@ def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
                    and stats.relative_precision(j.primary) > plan.precision]
         if not wanting:
             return
-        progress.total += len(wanting)
-        for job in wanting:
+        if plan.budget_s is None:
+            chosen = wanting
+        else:
+            widest = max(wanting, key=lambda j: stats.relative_precision(j.primary))
+            chosen = [j for j in wanting if (j.scenario.name, points.canonical(j.x))
+                      == (widest.scenario.name, points.canonical(widest.x))]
+            cost = sum(j.seconds_each() for j in chosen)
+            if plan.elapsed_s() + cost > plan.budget_s:
+                cheaper = [j for j in wanting if plan.elapsed_s() + j.seconds_each() <= plan.budget_s]
+                if not cheaper:
+                    return
+                chosen = [max(cheaper, key=lambda j: stats.relative_precision(j.primary))]
+        progress.total += len(chosen)
+        for job in chosen:
             job.extra += 1
-            _measure(job, job.warmup + job.repeat + job.extra - 1, run_id, store, progress, peers, brokers)
+            _measure(job, job.warmup + job.repeat + job.extra - 1, run_id, store, progress, peers, brokers, layout)
 
 
 def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
-             peers: placement.Peers, brokers: services.Services) -> None:
+             peers: placement.Peers, brokers: services.Services, layout: cpus.Layout) -> None:
     warmup = round_index < job.warmup
     repetition = round_index + 1 if warmup else round_index - job.warmup + 1
     planned = job.repeat + job.extra
     progress.start(job.label + (" warm-up" if warmup else f" rep {repetition}/{planned}"))
-    started_at = now_iso()
+    started_at, began = now_iso(), time.monotonic()
     wl = spec.workload(job.scenario.workload)
 
     needs = job.target.services_for(job.variant)
@@ -407,6 +471,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             outcome = run_worker(
                 peers.worker(job, argv, env), cwd=cwd, env=env, request=request,
                 target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
+                cpus=layout.measured,
             )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,
@@ -425,7 +490,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         return outcome
 
     try:
-        outcome = workloads.plugin(wl.name).measure(job.params, run_once)
+        outcome = workloads.plugin(wl.name).measure(job.run_params, run_once)
     except services.ServiceError as exc:
         outcome = Outcome(status="failed", error=str(exc))
         job.stopped = "service"
@@ -434,13 +499,33 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         _store(store, run_id, job, repetition, warmup, outcome, started_at)
         progress.done(outcome.status)
         raise
+    if job.calibrated:
+        outcome.calibrated = dict(job.calibrated)
     _store(store, run_id, job, repetition, warmup, outcome, started_at)
     progress.done(outcome.status, outcome.error)
+    if warmup and round_index == job.warmup - 1:
+        _calibrate(job, wl, outcome)
+    if not warmup:
+        job.walls.append(time.monotonic() - began)  # the repetition's whole cost, harness included
     judged = workloads.judged_metric(wl.name, job.params, wl.primary_metric)  # as results.py judges it
     if not warmup and outcome.status == "ok" and judged in outcome.metrics:
         job.primary.append(outcome.metrics[judged])
     if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
+
+
+def _calibrate(job: Job, wl: spec.Workload, outcome: Outcome) -> None:
+    """After the last warm-up: raise the point's work so its timed section lasts min_time_s."""
+    timed = (outcome.measured or {}).get(wl.timed) if outcome.status == "ok" else None
+    if not job.min_time_s or not isinstance(timed, (int, float)):
+        return
+    raised = calibrate.scaled(wl, job.run_params, calibrate.factor(timed, job.min_time_s))
+    if not raised:
+        return
+    job.calibrated |= raised
+    floor = wl.raw.get("time_limit_s")  # the spec's time limit grows with the work
+    if floor:
+        job.timeout_s = max(job.timeout_s, float(expr.evaluate(floor, job.run_params)))
 
 
 def _worker_command(job: Job, params: dict) -> tuple[list[str], object, dict]:

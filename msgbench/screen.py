@@ -94,7 +94,8 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
             if headline.columns:
                 show = headline.columns[0].show
                 row += [show(lead["min"]) if lead else "", show(lead["max"]) if lead else ""]
-            row.append(describe(s["params"], s.get("sweep")))
+            ran = "".join(f" (ran {k}={v:,})" for k, v in (s.get("calibrated") or {}).items())
+            row.append(describe(s["params"], s.get("sweep")) + ran)
         if with_reference:
             row.append(_against_reference(s, lead, tables.reference_for(references, s), first))
         rows.append(row)
@@ -191,6 +192,25 @@ def _flags(s: dict) -> list[tuple[str, str]]:
         error = str(s.get("error") or "no repetition succeeded").splitlines()[0]
         found.insert(0, (results.FAILED, f"{s['status']}: {error}"))
     return found
+
+
+def method_lines(run: dict) -> list[str]:
+    """How the run was measured, where its figures depend on it: where its processes ran
+    (msgbench/cpus.py) and how its work was calibrated (msgbench/calibrate.py)."""
+    meta, lines = run.get("metadata") or {}, []
+    placed = meta.get("cpu_placement")
+    if placed:
+        lines.append(f"cpus: {placed.get('description') or placed.get('policy')}")
+    calibrated = [s for s in run["summary"] if s.get("calibrated")]
+    if meta.get("min_time_s"):
+        raised = ""
+        if calibrated:
+            factors = sorted({round(v / s["params"][k]) for s in calibrated for k, v in s["calibrated"].items()
+                              if isinstance(s["params"].get(k), (int, float)) and s["params"][k]})
+            span = f"x{factors[0]:,}" + (f" to x{factors[-1]:,}" if len(factors) > 1 else "")
+            raised = f"; {len(calibrated)} of {len(run['summary'])} points given more work ({span}; --wide shows it)"
+        lines.append(f"work: each timed section calibrated to at least {meta['min_time_s']:g} s{raised}")
+    return lines
 
 
 def warning_summary(run: dict, limit: int = MAX_WARNING_LINES) -> list[str]:

@@ -57,6 +57,8 @@ class Suite:
     warmup: int
     scenarios: list[Scenario]
     notes: tuple[str, ...]
+    min_time_s: float | None = None  # each timed section calibrated to this (calibrate.py)
+    budget_s: float | None = None  # the suite's whole time: repetitions are added within it
 
 
 def suite_names() -> list[str]:
@@ -88,7 +90,18 @@ def parse_suite(name: str, path: Path) -> Suite:
         warmup=int(raw.get("warmup", 1)),
         scenarios=scenarios,
         notes=tuple(raw.get("notes", [])),
+        min_time_s=_seconds(raw, "min_time_s", path),
+        budget_s=_seconds(raw, "budget_s", path),
     )
+
+
+def _seconds(raw: dict, key: str, path: Path) -> float | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise SuiteError(f"{path}: {key} = {value!r}: give a number of seconds >= 0")
+    return float(value)
 
 
 def _expand(entry: dict, path: Path) -> list[Scenario]:

@@ -38,6 +38,13 @@ MARKER = "MSGBENCH_TEST_MARKER"
 
 
 @pytest.fixture(autouse=True)
+def work_as_asked(monkeypatch) -> None:
+    """Tests run each point's work as they give it (--min-time's default is 0.5 s, which
+    would make every small test point a half-second one); calibration's own tests set it."""
+    monkeypatch.setenv("MSGBENCH_MIN_TIME", "0")
+
+
+@pytest.fixture(autouse=True)
 def test_marker(monkeypatch) -> str:
     """A mark in the environment of every process this test starts (workers and what they
     spawn inherit it), so that a check for leftovers sees this test's processes only,

@@ -1,0 +1,75 @@
+"""Samples sized by time: the warm-up calibrates each point's work so that its timed
+section lasts --min-time; the point keeps the parameters it was asked for."""
+
+import pytest
+
+from msgbench import calibrate, spec
+from msgbench.cli import main
+from msgbench.store import Store
+
+# The fake "paced" variant's laps take 1 ms of real time each: m=10 lasts 10 ms.
+PACED = ["run", "ring", "--target", "fake", "--variant", "paced", "-p", "n=10", "-p", "m=10", "--repeat", "2",
+         "--warmup", "0", "--no-build"]
+
+
+def measured(store_path) -> list[dict]:
+    store = Store(store_path)
+    return store.measurements(store.runs()[0]["id"])
+
+
+def test_factor_is_the_power_of_two_that_reaches_the_time():
+    assert calibrate.factor(10e6, 0.2) == 32  # 10 ms -> 320 ms
+    assert calibrate.factor(300e6, 0.2) == 1
+    assert calibrate.factor(0, 0.2) == calibrate.MAX_FACTOR
+
+
+def test_scaling_keeps_the_spec_maximum_and_the_swept_parameter():
+    ring = spec.workload("ring")
+    assert calibrate.scaled(ring, {"n": 10, "m": 10}, 32) == {"m": 320}
+    assert calibrate.scaled(ring, {"n": 10, "m": 900_000_000}, 4) == {"m": 1_000_000_000}
+    assert calibrate.applies(ring, sweep="n") and not calibrate.applies(ring, sweep="m")
+    assert not calibrate.applies(spec.workload("chat"), sweep=None)  # its duration is the scenario's
+
+
+def test_calibration_reaches_its_time_target_on_a_target_of_known_speed(fake_targets, capsys):
+    assert main([*PACED, "--min-time", "0.2"]) == 0
+    ms = measured(fake_targets)
+    warmup, *timed = ms
+    assert warmup["warmup"] and "calibrated" not in warmup["worker"]  # it calibrates: it runs as asked
+    assert len(timed) == 2
+    for m in timed:
+        assert m["params"]["m"] == 10  # the point as asked: compare and history match it
+        assert m["worker"]["calibrated"] == {"m": 320}
+        assert 0.2e9 <= m["worker"]["measured"]["pass_wall_ns"] < 0.2e9 * 2.5
+        assert m["verify"]["laps"] == 320 and m["status"] == "ok"  # verified against what ran
+    out = capsys.readouterr().out
+    assert "each timed section calibrated to at least 0.2 s; 1 of 1 points given more work (x32" in out
+
+
+def test_no_calibration_runs_the_work_as_asked(fake_targets, capsys):
+    assert main([*PACED, "--min-time", "0"]) == 0
+    assert all("calibrated" not in m["worker"] and m["verify"]["laps"] == 10 for m in measured(fake_targets))
+
+
+@pytest.mark.parametrize("text", ["soon", "-1s", "4 minutes"])
+def test_a_bad_time_is_one_clear_line(fake_targets, capsys, text):
+    assert main([*PACED, f"--min-time={text}"]) == 2
+    assert "is not a time" in capsys.readouterr().err
+
+
+def test_a_budget_adds_repetitions_where_the_interval_is_widest_and_stops_in_time(fake_targets, monkeypatch):
+    # The plain fake's passing time shrinks every repetition: its interval never closes,
+    # so only the budget ends the run.
+    assert main(["run", "ring", "--target", "fake", "-p", "n=10", "--sweep", "m=1,2", "--repeat", "3",
+                 "--warmup", "0", "--no-build", "--budget", "8s", "--max-repeat", "100"]) == 0
+    store = Store(fake_targets)
+    run = store.runs()[0]
+    ms = [m for m in store.measurements(run["id"]) if not m["warmup"]]
+    assert len(ms) > 6  # more than the planned 3 a point
+    started, finished = (run[k] for k in ("created_at", "finished_at"))
+    from datetime import datetime
+    spent = (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
+    assert spent <= 8 + 2  # within the budget, less the last repetition's overrun (seconds' rounding)
+    by_point = [sum(1 for m in ms if m["params"]["m"] == m_) for m_ in (1, 2)]
+    assert abs(by_point[0] - by_point[1]) <= 1  # the compared points were kept level
+    assert Store(fake_targets).run(run["id"])["metadata"]["budget_s"] == 8
