@@ -35,6 +35,7 @@ def render(doc: dict, *, embed: bool = True) -> str:
         parts.append(f"- msgbench revision: {md_text(meta.get('git_revision') or 'unknown')}")
         for note in run["notes"]:
             parts.append(f"- note: {md_text(note)}")
+        parts += [f"- {md_text(line)}" for line in screen.method_lines(run)]
         # As the terminal shows it: a table per headline (socket echo's round trip, ...).
         for table in screen.summary_tables(run["summary"], scenarios=True):
             parts.append(f"\n### {md_text(table.title)}\n\n" + tables.render(table.headers, table.rows, markdown=True))

@@ -203,7 +203,9 @@ def _run_html(run: dict) -> str:
     for name, version in sorted((meta.get("runtimes") or {}).items()):
         rows.append((f"runtime {name}", version))
     rows += [(f"host {alias}", line) for alias, line in hosts.describe(meta.get("hosts"))]
-    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes", "hosts"}
+    if isinstance(meta.get("cpu_placement"), dict):  # where its processes ran, in words (msgbench/cpus.py)
+        rows.append(("cpus", meta["cpu_placement"].get("description") or meta["cpu_placement"].get("policy")))
+    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes", "hosts", "cpu_placement"}
     rows += [(k, v) for k, v in meta.items() if k not in known]
     warmups = sum(1 for m in measurements if m.get("warmup"))
     not_ok = sum(1 for m in measurements if not m.get("warmup") and m.get("status") != "ok")
