@@ -19,6 +19,7 @@ from msgbench import (
     expr,
     hosts,
     interrupts,
+    noise,
     placement,
     procs,
     services,
@@ -396,6 +397,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
+        others_before = noise.snapshot()
         argv, cwd, env = _worker_command(job, params)
         env = env | service_env
         request = job.target.request(wl.name, job.variant, params, repetition, warmup)
@@ -412,6 +414,8 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             outcome, machine_before, harness_before,
             None if broker_cpu_before is None or not brokers.here(needs)
             else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
+        outcome.other_work = noise.other_work(others_before, noise.snapshot(), {os.getpid()},
+                                              {outcome.pgid} | brokers.local_sessions())
         peers.adopt_remote_usage(job, outcome)
         died = brokers.died(needs)
         if died:
