@@ -19,7 +19,8 @@ FORMAT_VERSION = 1
 FAILED, LOSS, RATE = "failed", "loss", "rate"
 NOISE_KINDS = {"noise:cv": "too noisy (cv > 10%)", "noise:outliers": "outliers",
                "noise:few": "too few repetitions", "noise:short": "timed section under 50 ms",
-               "noise:busy": "machine busy", "noise:precision": "precision not reached"}
+               "noise:busy": "machine busy", "noise:precision": "precision not reached",
+               "noise:clusters": "repetitions in two groups"}
 
 
 def summarize_run(measurements: list[dict], precision: float | None = None) -> list[dict]:
@@ -67,6 +68,11 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         for kind, text in stats.warnings_for(judged, computed[judged]):
             warn(f"noise:{kind}", text)
         values = [m["metrics"][judged] for m in ok if judged in m["metrics"]]
+        groups = stats.two_groups(values)
+        if groups:  # its median lands in either group: the point is two states, not one figure
+            summary["two_groups"] = {"metric": judged} | groups.as_dict()
+            warn("noise:clusters", f"{judged}: {stats.groups_text(groups, units.number)}: its median lands in "
+                                   f"either; do not compare it until the cause is known")
         reached = stats.relative_precision(values)
         if precision is not None and reached > precision:
             warn("noise:precision", f"{judged}: did not converge: ±{reached:.1%} after {len(values)} "
