@@ -18,6 +18,7 @@ from msgbench import (
     doctor,
     hosts,
     placement,
+    probe,
     procs,
     results,
     screen,
@@ -137,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limits", action="store_true",
                    help="first measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) and keep "
                         "them with the run: the report sets the ceilings against them (docs/limits.md)")
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the noise-floor probe (a second of pipe ping-pong before the run, whose spread "
+                        "is stored and shown with the results)")
     p.add_argument("--remote", metavar="USER@HOST",
                    help="placement=remote: run the server half on this host over ssh (default: a network "
                         "namespace on this machine, which needs root)")
@@ -377,6 +381,8 @@ def cmd_run(args) -> int:
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
+    if not args.no_probe:
+        plan.noise_floor = probe.measure()
     store = _store(args)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
@@ -467,6 +473,9 @@ def _print_table(run: dict, wide: bool = False) -> None:
     summary = screen.warning_summary(run)
     if summary:
         print("\n" + "\n".join(summary))
+    floor = probe.line(run["metadata"].get("noise_floor"))
+    if floor:
+        print(f"\n{floor}")
 
 
 def _measure_limits(seconds: float, build: bool, out=None) -> dict:

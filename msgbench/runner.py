@@ -80,6 +80,7 @@ class Plan:
     remote_dir: str | None = None
     netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
     limits: dict | None = None  # --limits: the machine's limits, measured before the run (msgbench/limits.py)
+    noise_floor: dict | None = None  # the machine's steadiness, probed before the run (msgbench/probe.py)
     inventory: hosts.Inventory | None = None  # from --hosts
     place: dict = field(default_factory=dict)  # --place: role -> [host alias]
 
@@ -319,6 +320,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
     if plan.limits:
         metadata["limits"] = plan.limits
+    if plan.noise_floor:
+        metadata["noise_floor"] = plan.noise_floor
     if plan.precision is not None:
         metadata["precision"] = {"target": plan.precision, "max_repeat": plan.max_repeat}
     run_id = store.start_run(command, suite, metadata, notes)

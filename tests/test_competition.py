@@ -19,7 +19,7 @@ def test_other_work_during_a_measurement_is_measured_and_warned_of(fake_targets,
     burners = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(os.cpu_count() or 1)]
     try:
         code = main(["run", "ring", "--target", "fake", "--variant", "slow", "-p", "n=10", "--repeat", "2",
-                     "--warmup", "0", "--no-build"])
+                     "--warmup", "0", "--no-build", "--no-probe"])
     finally:
         for burner in burners:
             burner.kill()
@@ -40,7 +40,7 @@ def test_a_cpu_hog_beside_a_measurement_is_named_as_its_cause(fake_targets, caps
     hog = subprocess.Popen(["sha256sum", "/dev/zero"])
     try:
         code = main(["run", "ring", "--target", "fake", "--variant", "slow", "-p", "n=10", "--repeat", "2",
-                     "--warmup", "0", "--no-build"])
+                     "--warmup", "0", "--no-build", "--no-probe"])
     finally:
         hog.kill()
         hog.wait()
@@ -64,7 +64,7 @@ def test_a_measurement_names_nothing_of_its_own(fake_targets, test_marker):
     work". (This machine is shared: other people's processes may be named, so the control
     is that none of this test's own is.)"""
     assert main(["run", "ring", "--target", "fake", "--variant", "slow", "-p", "n=10", "--repeat", "1",
-                 "--warmup", "0", "--no-build"]) == 0
+                 "--warmup", "0", "--no-build", "--no-probe"]) == 0
     ours = marked_command_lines(test_marker)  # what this test started and still runs
     store = Store(fake_targets)
     (m,) = store.measurements(store.runs()[0]["id"])
