@@ -28,6 +28,7 @@ from msgbench import (
     targets,
     terminal,
     trend,
+    tuning,
     workloads,
 )
 from msgbench.formats import markdown, registry
@@ -96,7 +97,10 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
-    command("doctor", cmd_doctor, "what is installed, and how to install the rest")
+    command("doctor", cmd_doctor, "what is installed, and how to install the rest; what adds noise here")
+    p = command("tune", cmd_tune, "as root: make figures steadier (CPU governor performance, turbo off, idle "
+                                  "polling on, where exposed), saving what was there; --revert restores it")
+    p.add_argument("--revert", action="store_true", help="restore exactly what msgbench tune changed")
     command("list", cmd_list, "workloads, targets with their variants, and suites")
     p = command("build", cmd_build, "build the targets (all installed ones by default)")
     p.add_argument("--target", help="comma-separated targets")
@@ -272,6 +276,16 @@ def cmd_doctor(args) -> int:
     text, all_ok = doctor.report()
     print(text)
     return EXIT_OK if all_ok else EXIT_FAILED
+
+
+def cmd_tune(args) -> int:
+    try:
+        lines = tuning.revert() if args.revert else tuning.tune()
+    except tuning.TuneError as exc:
+        print(f"msgbench: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print("\n".join(lines))
+    return EXIT_OK
 
 
 def cmd_list(args) -> int:
