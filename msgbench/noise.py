@@ -18,7 +18,7 @@ the measurement. A process that started and ended between the snapshots is not s
 (its time shows only in other_cpu_share); results.py says so when most of the share is
 unnamed.
 
-One pass over /proc costs about a millisecond per hundred processes, twice per worker.
+Each snapshot is one pass over /proc, twice per worker, outside its timed section.
 """
 
 import os
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 KTHREADD_PID = 2  # the parent of every kernel thread
-TOP_PROCESSES = 5  # named in a measurement, the busiest first
+TOP_PROCESSES = 12  # named in a measurement, the busiest first
 # A process that took less than this share of all CPUs is not named: at 100 ticks a
 # second a one-second window cannot tell smaller shares from a tick's rounding.
 NAMED_SHARE = 0.01
