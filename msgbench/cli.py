@@ -21,6 +21,7 @@ from msgbench import (
     doctor,
     hosts,
     placement,
+    probe,
     procs,
     results,
     screen,
@@ -30,6 +31,7 @@ from msgbench import (
     targets,
     terminal,
     trend,
+    tuning,
     workloads,
 )
 from msgbench.formats import markdown, registry
@@ -98,7 +100,10 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
-    command("doctor", cmd_doctor, "what is installed, and how to install the rest")
+    command("doctor", cmd_doctor, "what is installed, and how to install the rest; what adds noise here")
+    p = command("tune", cmd_tune, "as root: make figures steadier (CPU governor performance, turbo off, idle "
+                                  "polling on, where exposed), saving what was there; --revert restores it")
+    p.add_argument("--revert", action="store_true", help="restore exactly what msgbench tune changed")
     command("list", cmd_list, "workloads, targets with their variants, and suites")
     p = command("build", cmd_build, "build the targets (all installed ones by default)")
     p.add_argument("--target", help="comma-separated targets")
@@ -151,6 +156,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limits", action="store_true",
                    help="first measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) and keep "
                         "them with the run: the report sets the ceilings against them (docs/limits.md)")
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the noise-floor probe (a second of pipe ping-pong before the run, whose spread "
+                        "is stored and shown with the results)")
     p.add_argument("--remote", metavar="USER@HOST",
                    help="placement=remote: run the server half on this host over ssh (default: a network "
                         "namespace on this machine, which needs root)")
@@ -284,6 +292,16 @@ def cmd_doctor(args) -> int:
     return EXIT_OK if all_ok else EXIT_FAILED
 
 
+def cmd_tune(args) -> int:
+    try:
+        lines = tuning.revert() if args.revert else tuning.tune()
+    except tuning.TuneError as exc:
+        print(f"msgbench: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print("\n".join(lines))
+    return EXIT_OK
+
+
 def cmd_list(args) -> int:
     print("Workloads:")
     for wl in spec.workloads().values():
@@ -404,6 +422,8 @@ def cmd_run(args) -> int:
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
+    if not args.no_probe:
+        plan.noise_floor = probe.measure()
     store = _store(args)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
@@ -515,6 +535,9 @@ def _print_table(run: dict, wide: bool = False) -> None:
     summary = screen.warning_summary(run)
     if summary:
         print("\n" + "\n".join(summary))
+    floor = probe.line(run["metadata"].get("noise_floor"))
+    if floor:
+        print(f"\n{floor}")
 
 
 def _measure_limits(seconds: float, build: bool, out=None) -> dict:

@@ -8,7 +8,7 @@ by more than the threshold.
 
 from dataclasses import dataclass
 
-from msgbench import spec, stats
+from msgbench import spec, stats, units
 from msgbench.points import describe, same_point_key
 
 ALPHA = 0.05
@@ -76,6 +76,10 @@ def compare(a: Side, b: Side, metric: str | None = None) -> list[dict]:
         row["worse_by"] = _worse_by(row)
         row["significant"] = test.p_value < ALPHA
         row["verdict"] = _verdict(row)
+        split = _two_groups(a.name, va) or _two_groups(b.name, vb)
+        if split:  # a median that lands in either group: no ratio of it says anything
+            row["significant"] = False
+            row["verdict"] = f"inconclusive: its repetitions fall in two groups ({split})"
         rows.append(row)
     return rows
 
@@ -100,6 +104,11 @@ def _worse_by(row: dict) -> float | None:
         return None
     change = row["ratio"] - 1
     return -change if row["better"] == "higher" else change
+
+
+def _two_groups(name: str, values: list[float]) -> str | None:
+    groups = stats.two_groups(values)
+    return f"{name}: {stats.groups_text(groups, units.number)}" if groups else None
 
 
 def _verdict(row: dict) -> str:

@@ -4,7 +4,7 @@ import importlib.metadata
 import os
 import shutil
 
-from msgbench import catalogue, tables, targets
+from msgbench import catalogue, tables, targets, tuning
 
 # Tools the harness itself and the test suite use, beyond the targets' runtimes.
 TOOLS = [
@@ -47,4 +47,17 @@ def report() -> tuple[str, bool]:
         tool_rows.append([package, version or "no", "Python package",
                           "" if version else "pip install -e '.[test]'"])
     text += "\n\n" + tables.render(["tool", "installed", "for", "install with"], tool_rows)
+    text += "\n\n" + noise_sources()
     return text, all_ok
+
+
+def noise_sources() -> str:
+    """What on this machine adds noise to figures, and whether `msgbench tune` changes it."""
+    lines = ["What adds noise to figures here (and what `msgbench tune` does about it):"]
+    for s in tuning.sources():
+        lines.append(f"  {s.name}: {s.now}")
+        if s.effect != "-":
+            lines.append(f"      {s.effect}")
+        if s.tune != "-":
+            lines.append(f"      tune: {s.tune}")
+    return "\n".join(lines)

@@ -7,7 +7,7 @@ Markdown, the HTML report and the results page); docs/results-format.md describe
 import statistics
 from collections import defaultdict
 
-from msgbench import expr, spec, stats, units, workloads
+from msgbench import expr, noise, spec, stats, units, workloads
 from msgbench.points import point_key
 
 FORMAT_NAME = "msgbench-results"
@@ -19,7 +19,8 @@ FORMAT_VERSION = 1
 FAILED, LOSS, RATE = "failed", "loss", "rate"
 NOISE_KINDS = {"noise:cv": "too noisy (cv > 10%)", "noise:outliers": "outliers",
                "noise:few": "too few repetitions", "noise:short": "timed section under 50 ms",
-               "noise:busy": "machine busy", "noise:precision": "precision not reached"}
+               "noise:busy": "machine busy", "noise:precision": "precision not reached",
+               "noise:clusters": "repetitions in two groups"}
 
 
 def summarize_run(measurements: list[dict], precision: float | None = None) -> list[dict]:
@@ -71,6 +72,11 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         for kind, text in stats.warnings_for(judged, computed[judged]):
             warn(f"noise:{kind}", text)
         values = [m["metrics"][judged] for m in ok if judged in m["metrics"]]
+        groups = stats.two_groups(values)
+        if groups:  # its median lands in either group: the point is two states, not one figure
+            summary["two_groups"] = {"metric": judged} | groups.as_dict()
+            warn("noise:clusters", f"{judged}: {stats.groups_text(groups, units.number)}: its median lands in "
+                                   f"either; do not compare it until the cause is known")
         reached = stats.relative_precision(values)
         if precision is not None and reached > precision:
             warn("noise:precision", f"{judged}: did not converge: ±{reached:.1%} after {len(values)} "
@@ -111,12 +117,31 @@ BUSY_MACHINE_SHARE = 0.2
 
 
 def _competition_warnings(ok: list[dict]) -> list[str]:
-    shares = [share for m in ok if (share := (m.get("worker") or {}).get("other_cpu_share")) is not None]
-    busy = [s for s in shares if s > BUSY_MACHINE_SHARE]
+    workers = [m.get("worker") or {} for m in ok]
+    busy = [w for w in workers if (w.get("other_cpu_share") or 0) > BUSY_MACHINE_SHARE]
     if not busy:
         return []
-    return [f"other work on the machine took up to {max(busy):.0%} of its CPU during {len(busy)} of "
-            f"{len(ok)} repetitions: those figures competed for the cores they time"]
+    share = max(w["other_cpu_share"] for w in busy)
+    text = (f"other work on the machine took up to {share:.0%} of its CPU during {len(busy)} of "
+            f"{len(ok)} repetitions")
+    # What it was (noise.py), in runs stored since it is recorded.
+    found = noise.causes([w["other_work"] for w in busy if w.get("other_work")])
+    if found:
+        text += ": " + ", ".join(f"{label} {value:.0%}" for label, value in found[:4])
+        unnamed = share - sum(value for _, value in found)
+        if unnamed > BUSY_MACHINE_SHARE / 2:
+            text += f", {unnamed:.0%} unnamed (processes that came and went)"
+    # The measurement's own kernel work (its softirqs, kworkers) is no competitor.
+    def competition(w: dict) -> float:
+        work = w.get("other_work")
+        return w["other_cpu_share"] - (work.get("kernel_threads", 0) + work.get("irq", 0)) if work else 1.0
+
+    if all(competition(w) <= BUSY_MACHINE_SHARE for w in busy):
+        return [text + " — mostly the measurement's own kernel work, not competition: the point stands"]
+    # Half the repetitions or more: the median itself is a busy one.
+    if 2 * len(busy) >= len(ok):
+        return [text + " — do not trust this point; rerun on a quiet machine"]
+    return [text + " — those repetitions competed for the cores they time; rerun on a quiet machine to confirm"]
 
 
 def _threshold_warnings(wl: spec.Workload, computed: dict, params: dict) -> list[tuple[str, str]]:

@@ -23,6 +23,7 @@ from msgbench import (
     expr,
     hosts,
     interrupts,
+    noise,
     placement,
     points,
     procs,
@@ -99,6 +100,7 @@ class Plan:
     remote_dir: str | None = None
     netem: str | None = None  # netem options for the namespace's link, e.g. "delay 1ms"
     limits: dict | None = None  # --limits: the machine's limits, measured before the run (msgbench/limits.py)
+    noise_floor: dict | None = None  # the machine's steadiness, probed before the run (msgbench/probe.py)
     inventory: hosts.Inventory | None = None  # from --hosts
     place: dict = field(default_factory=dict)  # --place: role -> [host alias]
     cpu_policy: str = cpus.DEFAULT_RUN_POLICY  # --cpus: where the harness, brokers and workers run
@@ -356,6 +358,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     notes = plan.notes + [f"skipped: {s}" for s in plan.skipped]
     if plan.limits:
         metadata["limits"] = plan.limits
+    if plan.noise_floor:
+        metadata["noise_floor"] = plan.noise_floor
     if plan.precision is not None:
         metadata["precision"] = {"target": plan.precision, "max_repeat": plan.max_repeat}
     if plan.min_time_s > 0:
@@ -460,6 +464,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         service_env = brokers.env_for(needs)
         broker_cpu_before = brokers.cpu_ms(needs)
         machine_before, harness_before = sysinfo.machine_busy_s(), _harness_cpu_s()
+        others_before = noise.snapshot()
         argv, cwd, env = _worker_command(job, params)
         env = env | service_env
         request = job.target.request(wl.name, job.variant, params, repetition, warmup)
@@ -477,6 +482,8 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             outcome, machine_before, harness_before,
             None if broker_cpu_before is None or not brokers.here(needs)
             else (brokers.cpu_ms(needs) - broker_cpu_before) / 1000)
+        outcome.other_work = noise.other_work(others_before, noise.snapshot(), {os.getpid()},
+                                              {outcome.pgid} | brokers.local_sessions())
         peers.adopt_remote_usage(job, outcome)
         died = brokers.died(needs)
         if died:

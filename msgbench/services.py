@@ -263,6 +263,11 @@ class Services:
     def cpu_ms(self, names: tuple[str, ...]) -> float | None:
         return self.running[names[0]].cpu_ms() if names and names[0] in self.running else None
 
+    def local_sessions(self) -> set[int]:
+        """The sessions of every service running on this machine (part of the measurement,
+        not other work: noise.py)."""
+        return {proc.pid for running in self.running.values() if running.host is None for proc in running.procs}
+
     def here(self, names: tuple[str, ...]) -> bool:
         """Whether the target's service runs on this machine (its CPU is this machine's load)."""
         return bool(names) and names[0] in self.running and self.running[names[0]].host is None

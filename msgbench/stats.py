@@ -91,6 +91,56 @@ def warnings_for(metric: str, s: Summary) -> list[tuple[str, str]]:
     return found
 
 
+# ---------------------------------------------------------------- two groups
+
+# When are a point's repetitions two groups rather than one spread? Sorted, they are split
+# at their largest gap; it is two groups when each side has at least MIN_GROUP values (one
+# value apart is an outlier, counted as such) and the gap is
+# - over GAP_OVER_SPREAD times the wider side's own range: drawn from one normal with a
+#   cv of 10% (already "too noisy"), 4 repetitions pass that and the next rule in 4.5% of
+#   draws, 5 in 2.7%, 7 in 0.4% (simulated; fewer still at a lower cv, as the gap must
+#   also pass the next rule), while 3 + 2 draws around 14 and 30 (unbatched redis's two
+#   states, cv 7%) pass in 96%;
+# - over GAP_OVER_MEDIAN of the median: a smaller gap is within the spread the cv warning
+#   already flags (NOISY_CV), and no verdict at the 5% a CI gate uses turns on it.
+# docs/decisions.md ("Two groups of repetitions").
+MIN_GROUP = 2
+GAP_OVER_SPREAD = 3.0
+GAP_OVER_MEDIAN = 0.10
+
+
+@dataclass(frozen=True)
+class Groups:
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+
+    def as_dict(self) -> dict:
+        return {"groups": [{"median": statistics.median(g), "n": len(g)} for g in (self.low, self.high)]}
+
+
+def two_groups(values: list[float]) -> Groups | None:
+    """The repetitions' two groups, when they fall in two (see the thresholds above); None
+    for one group, an outlier, or fewer than 2 * MIN_GROUP values."""
+    ordered = sorted(values)
+    if len(ordered) < 2 * MIN_GROUP:
+        return None
+    gaps = [(ordered[i + 1] - ordered[i], i) for i in range(len(ordered) - 1)]
+    gap, at = max(gaps)
+    low, high = ordered[:at + 1], ordered[at + 1:]
+    if len(low) < MIN_GROUP or len(high) < MIN_GROUP:
+        return None
+    spread = max(low[-1] - low[0], high[-1] - high[0])
+    if gap <= GAP_OVER_SPREAD * spread or gap <= GAP_OVER_MEDIAN * abs(statistics.median(ordered)):
+        return None
+    return Groups(tuple(low), tuple(high))
+
+
+def groups_text(groups: Groups, number=str) -> str:
+    """'two groups: 14.0k (3 reps) and 30.2k (2 reps)', the larger group first."""
+    parts = sorted((groups.low, groups.high), key=len, reverse=True)
+    return "two groups: " + " and ".join(f"{number(statistics.median(g))} ({len(g)} reps)" for g in parts)
+
+
 # ---------------------------------------------------------------- Mann-Whitney U
 
 

@@ -39,6 +39,7 @@ class Outcome:
     max_rss_bytes: int | None = None
     cpu_s: float | None = None  # the worker's CPU time and its reaped descendants' (rusage)
     other_cpu_share: float | None = None  # what other work on the machine took meanwhile (runner)
+    other_work: dict | None = None  # what that other work was, by cause (noise.py)
     exit_code: int | None = None
     stderr_tail: str = ""
     pgid: int | None = None  # the worker's process group, gone once run_worker returns
@@ -60,6 +61,8 @@ class Outcome:
             info["host"] = self.host
         if self.other_cpu_share is not None:
             info["other_cpu_share"] = round(self.other_cpu_share, 3)
+            if self.other_work is not None:  # it explains the share: gone with it (a worker on a host)
+                info["other_work"] = self.other_work
         if self.measured is not None:
             info["measured"] = self.measured
         if self.histograms:

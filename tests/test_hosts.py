@@ -281,7 +281,7 @@ def nats_ready() -> targets.Target:
 
 
 PUBSUB = ["run", "pubsub", "--target", "nats", "-p", "payload_bytes=64", "-p", "batching_bytes=8192",
-          "--place", "broker=h1,sources=h2,receivers=h3", "--no-build"]
+          "--place", "broker=h1,sources=h2,receivers=h3", "--no-build", "--no-probe"]
 
 
 @needs_bed
@@ -354,7 +354,7 @@ def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed
 
 CHAT = ["run", "chat", "--target", "go", "-p", "server=ws", "-p", "groups=4", "-p", "clients_per_group=3",
         "-p", "think_ms=50", "-p", "drain_timeout_s=10", "--place", "server=h1,clients=h2,h3", "--no-build",
-        "--warmup", "0"]
+        "--warmup", "0", "--no-probe"]
 
 
 def chat_ready() -> None:

@@ -13,7 +13,7 @@ named loss* (pubsub's loss_ratio).
 import json
 from dataclasses import dataclass
 
-from msgbench import figures, model, stats, workloads
+from msgbench import figures, model, stats, units, workloads
 from msgbench.compare import ALPHA
 from msgbench.points import canonical, target_label
 
@@ -38,10 +38,11 @@ class Finding:
     failed: int = 0
     unsupported: int = 0
     loss: float | None = None
+    two_groups: str = ""  # a compared series whose repetitions fall in two groups: no verdict
 
     @property
     def significant(self) -> bool:
-        return self.p_value is not None and self.p_value < ALPHA
+        return self.p_value is not None and self.p_value < ALPHA and not self.two_groups
 
     def margin_text(self) -> str:
         """1.23× erlang/default at senders = 16 (the leader there, when another series)."""
@@ -55,6 +56,8 @@ class Finding:
             return ""
         if self.p_value is None:
             return "no repetitions in the document to test"
+        if self.two_groups:
+            return f"inconclusive: its repetitions fall in two groups ({self.two_groups})"
         verdict = "significant" if self.significant else "not significant"
         return f"p = {self.p_value:.2g} ({self.samples[0]} vs {self.samples[1]} repetitions): {verdict}"
 
@@ -131,6 +134,9 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
     f.samples = (len(sample_a), len(sample_b))
     if sample_a and sample_b:
         f.p_value = stats.mann_whitney(sample_a, sample_b).p_value
+    f.two_groups = "; ".join(f"{who}: {stats.groups_text(groups, units.number)}"
+                             for who, sample in ((f.ahead, sample_a), (f.runner_up, sample_b))
+                             if (groups := stats.two_groups(sample)))
     return f
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from importlib import resources
 
 import msgbench
-from msgbench import hosts, model, workloads
+from msgbench import hosts, model, probe, workloads
 from msgbench.figures import format_value, metric_label
 from msgbench.report import findings
 from msgbench.report.sections import extra_sections, section
@@ -205,7 +205,9 @@ def _run_html(run: dict) -> str:
     rows += [(f"host {alias}", line) for alias, line in hosts.describe(meta.get("hosts"))]
     if isinstance(meta.get("cpu_placement"), dict):  # where its processes ran, in words (msgbench/cpus.py)
         rows.append(("cpus", meta["cpu_placement"].get("description") or meta["cpu_placement"].get("policy")))
-    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes", "hosts", "cpu_placement"}
+    floor = probe.line(meta.get("noise_floor"))
+    rows += [("noise floor", floor.removeprefix("noise floor: "))] if floor else []
+    known = {k for k, _ in _METADATA_FIELDS} | {"runtimes", "hosts", "noise_floor", "cpu_placement"}
     rows += [(k, v) for k, v in meta.items() if k not in known]
     warmups = sum(1 for m in measurements if m.get("warmup"))
     not_ok = sum(1 for m in measurements if not m.get("warmup") and m.get("status") != "ok")

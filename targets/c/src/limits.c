@@ -15,6 +15,12 @@
  *                            read()s, sender and receiver threads (as iperf3 -l 1M)
  *   cores                    online CPUs
  * and exits 0; on a failure one line on stderr naming what failed, exit 1.
+ *
+ *   bin/msgbench-limits --probe SECONDS SLICES
+ *
+ * is the noise-floor probe msgbench runs before every run (msgbench/probe.py): the pipe
+ * ping-pong above (threads placed by the scheduler) over SECONDS in SLICES slices, one
+ * JSON line of each slice's round trips and seconds; their spread is the machine's noise.
  * Each figure comes with the count it was computed from (bytes, round trips, seconds).
  */
 #define _GNU_SOURCE
@@ -221,8 +227,40 @@ static void measure_loopback(double seconds, double *bytes_per_s, long long *byt
     *bytes_per_s = (double)s.bytes / (t - t0);
 }
 
+#define PROBE_MAX_SLICES 1000
+
+static int probe(int argc, char **argv)
+{
+    double seconds = 0, elapsed[PROBE_MAX_SLICES];
+    long long trips[PROBE_MAX_SLICES];
+    int slices = 0;
+    if (argc != 4 || sscanf(argv[2], "%lf", &seconds) != 1 || !(seconds > 0 && seconds <= 60) ||
+        sscanf(argv[3], "%d", &slices) != 1 || slices < 2 || slices > PROBE_MAX_SLICES) {
+        fprintf(stderr, "msgbench-limits: --probe SECONDS SLICES: give 0 < SECONDS <= 60 and 2 <= SLICES <= %d\n",
+                PROBE_MAX_SLICES);
+        return 2;
+    }
+    for (int k = 0; k < slices; k++) {
+        double rate;
+        measure_pipe(seconds / slices, 0, &rate, &trips[k], &elapsed[k]);
+    }
+    printf("{\"probe_round_trips\": [");
+    for (int k = 0; k < slices; k++) {
+        printf("%s%lld", k ? ", " : "", trips[k]);
+    }
+    printf("], \"probe_seconds\": [");
+    for (int k = 0; k < slices; k++) {
+        printf("%s%.6f", k ? ", " : "", elapsed[k]);
+    }
+    printf("]}\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--probe") == 0) {
+        return probe(argc, argv);
+    }
     double seconds = 0.5;
     if (argc > 2 || (argc == 2 && (sscanf(argv[1], "%lf", &seconds) != 1 || !(seconds > 0 && seconds <= 60)))) {
         fprintf(stderr, "msgbench-limits: seconds %s: give one number of seconds per measurement, 0 < s <= 60\n",

@@ -1,0 +1,67 @@
+"""The noise floor: how steady this machine is right now, measured before every run.
+
+targets/c's msgbench-limits (the program behind `msgbench limits`) runs its pipe
+ping-pong, two threads placed by the scheduler as the workloads' are, over about a second
+in slices; the coefficient of variation of the slices' rates is the run's noise floor,
+stored in its metadata as "noise_floor" and shown beside its results. A workload measured
+on a machine whose own floor is at 9% cannot be expected to hold still within 3%.
+"""
+
+import json
+import shlex
+import statistics
+import subprocess
+
+from msgbench import targets
+from msgbench.store import now_iso
+
+SECONDS, SLICES = 1.1, 11  # the first slice is a warm-up (threads, pipes, caches): dropped
+TIME_LIMIT_S = 10.0
+# Under QUIET_CV the floor is below the 3% a steady point aims for (docs/methodology.md);
+# over NOISY_CV the machine alone spreads a repetition's figures more than the 5% two
+# runs' medians should agree within. docs/decisions.md.
+QUIET_CV, NOISY_CV = 0.02, 0.05
+
+
+def binary():
+    return targets.target("c").folder / "bin" / "msgbench-limits"
+
+
+def measure() -> dict:
+    """{"rate_per_s", "cv", "slices", "seconds", "command", "measured_at"}, or
+    {"skipped": why} where it cannot run (the program not built, not Linux...)."""
+    try:
+        path = binary()
+    except targets.TargetError as exc:
+        return {"skipped": f"no C target to run it ({exc})"}
+    if not path.exists():
+        return {"skipped": f"{path} is not built (make build)"}
+    argv = [str(path), "--probe", f"{SECONDS:g}", str(SLICES)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIME_LIMIT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"skipped": f"{shlex.join(argv)}: {exc}"}
+    if proc.returncode != 0:
+        return {"skipped": f"{shlex.join(argv)} failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"}
+    try:
+        data = json.loads(proc.stdout)
+        rates = [n / s for n, s in zip(data["probe_round_trips"], data["probe_seconds"], strict=True)][1:]
+    except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+        return {"skipped": f"{shlex.join(argv)} printed {proc.stdout[:80]!r}: {exc}"}
+    mean = statistics.fmean(rates)
+    return {"rate_per_s": round(statistics.median(rates)), "cv": round(statistics.stdev(rates) / mean, 4),
+            "slices": len(rates), "seconds": round(sum(data["probe_seconds"][1:]), 3),
+            "command": "targets/c/bin/msgbench-limits " + shlex.join(argv[1:]), "measured_at": now_iso()}
+
+
+def line(floor: dict | None) -> str | None:
+    """"noise floor: pipe ping-pong cv 0.8% (quiet)", for the summary and the report; None
+    for a run stored before the probe, or run with --no-probe."""
+    if not floor:
+        return None
+    if "skipped" in floor:
+        return f"noise floor: not measured ({floor['skipped']})"
+    cv = floor["cv"]
+    verdict = ("quiet" if cv < QUIET_CV else "some noise: expect intervals of a few %" if cv < NOISY_CV
+               else "noisy: expect wide intervals")
+    return f"noise floor: pipe ping-pong cv {cv:.1%} over {floor['slices']} slices ({verdict})"

@@ -1,0 +1,58 @@
+"""The noise-floor probe: run before every run, stored with it, shown beside its results."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from msgbench import probe, report, results
+from msgbench.cli import main
+from msgbench.store import Store
+
+LIMITS_SOURCE = Path(__file__).parent.parent / "targets" / "c" / "src" / "limits.c"
+RUN = ["run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0", "--no-build"]
+
+
+@pytest.fixture
+def limits_binary(tmp_path, monkeypatch) -> Path:
+    """targets/c's msgbench-limits, compiled from this checkout (the fake targets have no C target)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("needs a C compiler")
+    path = tmp_path / "msgbench-limits"
+    subprocess.run([compiler, "-std=c11", "-O2", "-pthread", "-o", str(path), str(LIMITS_SOURCE), "-lm"], check=True)
+    monkeypatch.setattr(probe, "binary", lambda: path)
+    return path
+
+
+def test_the_noise_floor_is_stored_with_the_run_and_shown(fake_targets, limits_binary, capsys):
+    assert main(RUN) == 0
+    out = capsys.readouterr().out
+    store = Store(fake_targets)
+    run_id = store.runs()[0]["id"]
+    floor = store.run(run_id)["metadata"]["noise_floor"]
+    assert floor["slices"] == probe.SLICES - 1 and floor["rate_per_s"] > 0 and 0 <= floor["cv"] < 5, floor
+    assert 0.5 < floor["seconds"] < 1.5  # about a second of ping-pong, the warm-up slice left out
+    line = probe.line(floor)
+    assert line.startswith(f"noise floor: pipe ping-pong cv {floor['cv']:.1%} over 10 slices (")
+    assert line in out  # beside the results of run
+    assert main(["show", run_id]) == 0
+    assert line in capsys.readouterr().out  # and of show
+    page = report.render_html(results.run_document(store, [run_id]))
+    assert f"<th>noise floor</th><td>{line.removeprefix('noise floor: ')}</td>" in page
+
+
+def test_no_probe_skips_it_and_a_missing_program_is_said(fake_targets, limits_binary, capsys):
+    assert main([*RUN, "--no-probe"]) == 0
+    store = Store(fake_targets)
+    assert "noise_floor" not in store.run(store.runs()[0]["id"])["metadata"]
+    assert "noise floor" not in capsys.readouterr().out
+    limits_binary.unlink()
+    assert main(RUN) == 0
+    assert f"noise floor: not measured ({limits_binary} is not built (make build))" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cv, verdict", [(0.008, "quiet"), (0.03, "some noise"), (0.09, "noisy: expect wide")])
+def test_the_line_says_what_the_floor_means(cv, verdict):
+    assert f"({verdict}" in probe.line({"cv": cv, "slices": 10, "rate_per_s": 1})
