@@ -2,6 +2,7 @@
 
 import argparse
 import contextlib
+import difflib
 import json
 import math
 import os
@@ -635,6 +636,13 @@ def _side(store, ref: str) -> compare.Side:
 
 
 def _comparison(store, a_ref: str, b_ref: str | None, metric: str | None) -> tuple[list[dict], str]:
+    pairs, title = _side_pairs(store, a_ref, b_ref)
+    _known_metric(metric, [m for pair in pairs for side in pair for m in side.measurements])
+    return [row for a, b in pairs for row in compare.compare(a, b, metric)], title
+
+
+def _side_pairs(store, a_ref: str, b_ref: str | None) -> tuple[list[tuple[compare.Side, compare.Side]], str]:
+    """The two sides named (RUN, RUN@BUILD), or a run's first build with each of its others."""
     if b_ref is None:
         run_id = store.resolve(a_ref.partition("@")[0])
         run = results.run_document(store, [run_id])["runs"][0]
@@ -642,11 +650,28 @@ def _comparison(store, a_ref: str, b_ref: str | None, metric: str | None) -> tup
         if len(builds) < 2:
             raise UsageError(f"run {run_id} measured {len(builds)} named builds: give two runs (or "
                              "RUN@BUILD twice) to compare, or a run of several --build")
-        return compare.compare_builds(run, metric), f"builds of run {run_id} against {builds[0]}"
+        first = compare.side(run, builds[0])
+        return ([(first, compare.side(run, other)) for other in builds[1:]],
+                f"builds of run {run_id} against {builds[0]}")
     a, b = _side(store, a_ref), _side(store, b_ref)
     if "@" not in a_ref or "@" not in b_ref or a.name == b.name:  # runs: the title says which is which
         a, b = compare.Side("A", a.measurements), compare.Side("B", b.measurements)
-    return compare.compare(a, b, metric), f"A = {a_ref}, B = {b_ref}"
+    return [(a, b)], f"A = {a_ref}, B = {b_ref}"
+
+
+def _known_metric(metric: str | None, measurements: list[dict]) -> None:
+    """--metric must name a metric of a workload compared (a typo would compare nothing)."""
+    if metric is None:
+        return
+    names = {w: spec.workload(w).metrics for w in {m["workload"] for m in measurements}
+             if w in spec.workloads()}
+    if any(metric in known for known in names.values()):
+        return
+    accepted = sorted({n for known in names.values() for n in known})
+    close = difflib.get_close_matches(metric, accepted, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise UsageError(f"--metric {metric!r} is no metric of {', '.join(sorted(names)) or 'these runs'}: "
+                     f"{hint}accepted: {', '.join(accepted)}")
 
 
 def _print_comparison(rows: list[dict], title: str) -> None:
@@ -658,6 +683,14 @@ def _print_comparison(rows: list[dict], title: str) -> None:
                          "B/A", "verdict"], table))
 
 
+def _print_answers(rows: list[dict]) -> None:
+    """The short answer per point, from the same judgement as the table's verdicts."""
+    print()
+    for r in rows:
+        answer = r["judgement"].text if "judgement" in r else r["verdict"]
+        print(f"{r['workload']} {r['point']} {r['target']}/{r['variant']}: {answer}")
+
+
 def cmd_compare(args) -> int:
     store = _store(args)
     rows, title = _comparison(store, args.run_a, args.run_b, args.metric)
@@ -665,25 +698,40 @@ def cmd_compare(args) -> int:
         print(f"{title}: no point in common (same workload, target, variant and parameters)")
         return EXIT_FAILED
     _print_comparison(rows, title)
+    _print_answers(rows)
     return EXIT_OK
 
 
 def cmd_check(args) -> int:
+    """Three outcomes, each its exit code (compare.CHECK_EXIT): no regression, regression,
+    inconclusive; a candidate that lacks a baseline point or whose repetitions all failed
+    is an error, as it can show nothing."""
     store = _store(args)
     rows, title = _comparison(store, args.baseline, args.candidate, args.metric)
     if not rows:
         raise UsageError(f"{title}: no point in common (same workload, target, variant and parameters): "
                          "nothing to check")
+    pairs, _ = _side_pairs(store, args.baseline, args.candidate)
+    lacking = [(b.name, point) for a, b in pairs for point in compare.missing(a, b)]
+    if lacking:
+        raise UsageError(f"candidate {lacking[0][0]} did not measure {len(lacking)} of the baseline's points "
+                         f"({lacking[0][1]}{', ...' if len(lacking) > 1 else ''}): nothing to check there")
+    failed = compare.without_numbers(rows)
+    if failed:
+        r = failed[0]
+        raise UsageError(f"candidate {r['b']} has no successful repetition of {r['metric']} at "
+                         f"{len(failed)} point(s) ({r['workload']} {r['point']} {r['target']}/{r['variant']}: "
+                         f"{r['verdict']}): nothing to check there")
     _print_comparison(rows, title)
-    worse = compare.regressions(rows, args.max_slowdown)
-    if worse:
-        print(f"\ncheck failed: {len(worse)} of {len(rows)} points significantly worse by more than "
-              f"{args.max_slowdown:.1%}:")
-        for r in worse:
-            print(f"  {r['workload']} {r['point']} {r['target']}/{r['variant']}: {r['verdict']}")
-        return EXIT_FAILED
-    print(f"\ncheck passed: no point significantly worse by more than {args.max_slowdown:.1%} ({len(rows)} points)")
-    return EXIT_OK
+    for r in rows:
+        r["check"] = compare.check_outcome(r, args.max_slowdown)
+    _print_answers(rows)
+    outcome, answer = compare.check_summary(rows, args.max_slowdown)
+    worse = [r for r in rows if r["check"] == compare.REGRESSION]
+    print(f"\ncheck: {answer}" + (":" if worse else ""))
+    for r in worse:
+        print(f"  {r['workload']} {r['point']} {r['target']}/{r['variant']}: {r['verdict']}")
+    return compare.CHECK_EXIT[outcome]
 
 
 def _count(text: str) -> int:

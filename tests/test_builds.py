@@ -61,9 +61,13 @@ def test_builds_compare_within_a_run_and_check_gates(fake_targets, capsys):
     capsys.readouterr()
     assert run_cli("compare", "latest") == 0
     out = capsys.readouterr().out
-    assert "builds of run" in out and "against a" in out and "no significant difference" in out
-    assert run_cli("check", "latest@a", "latest@b", "--max-slowdown", "5%") == 0
-    assert "check passed" in capsys.readouterr().out
+    assert "builds of run" in out and "against a" in out
+    # Two builds of one program: never a leader, though the fake's timings may be too noisy to say.
+    assert "ring n=10 m=10 payload=BOO! fake/ok: no significant difference" in out or ": inconclusive: " in out
+    code = run_cli("check", "latest@a", "latest@b", "--max-slowdown", "5%")
+    out = capsys.readouterr().out
+    assert (code, "check: no regression" in out) in ((0, True), (3, False))
+    assert code == 0 or "check: inconclusive: 1 of 1 points cannot show a 5.0% slowdown" in out
     assert run_cli("check", "latest@a", "latest@nosuch") == 2
     assert "has no build 'nosuch'; its builds: a, b" in capsys.readouterr().err
 
@@ -77,10 +81,10 @@ def test_check_between_runs_fails_on_a_slowdown_and_passes_a_speedup(fake_target
     capsys.readouterr()
     assert run_cli("check", older, newer, "--max-slowdown", "5%") == 1
     out = capsys.readouterr().out
-    assert "check failed: 1 of 1 points significantly worse by more than 5.0%" in out
+    assert "check: regression: 1 of 1 points significantly worse by more than 5.0%" in out
     assert "B is 90.0% worse: hops_per_s -90.0% (p = 0.008)" in out
     assert run_cli("check", newer, older) == 0  # the other way round: a speedup
-    assert "check passed" in capsys.readouterr().out
+    assert "check: no regression" in capsys.readouterr().out
 
 
 def test_check_with_nothing_in_common_is_a_usage_error(fake_targets, capsys):
