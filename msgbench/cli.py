@@ -429,6 +429,9 @@ def _print_run(doc: dict, fmt: str, wide: bool = False) -> None:
     run = doc["runs"][0]
     if fmt == "table":
         _print_table(run, wide)
+        answers = screen.answers(doc)
+        if answers:  # last, as hyperfine ends: the short answer per scenario
+            print("\nin short:\n" + "\n".join(f"  {line}" for line in answers))
     elif fmt == "seed":
         _print_seed_form(run)
     elif fmt == "md":  # on the terminal, without the document for import at its end

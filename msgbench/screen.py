@@ -259,3 +259,20 @@ def all_warnings(run: dict) -> list[str]:
             rank = order.index(kind) if kind in order else len(order)
             found.append((rank, f"{_SERIOUS.get(kind, 'noisy')}: {target_label(s)} {s['scenario']}{where}: {text}"))
     return [line for _, line in sorted(found, key=lambda f: f[0])]
+
+
+def answers(doc: dict) -> list[str]:
+    """The short answer per scenario and judging metric, from the Findings' judgement:
+    what a run, `show` and the report's opening all say."""
+    from msgbench.report import findings  # the report package: loaded only for a document's answers
+
+    lines = []
+    for f in findings.findings(doc):
+        if not f.judgements:
+            continue
+        where = f" ({f.params})" if f.params else ""
+        at = f" at {f.at}" if f.at and f.at != "its one point" else ""
+        lines.append(f"{f.workload} {f.scenario}{where}, {f.metric}{at}: {f.answer()}")
+        if f.own_tool:
+            lines.append(f"  against its own tool: {'; '.join(f.own_tool)}")
+    return lines
