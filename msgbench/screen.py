@@ -218,11 +218,25 @@ def warning_summary(run: dict, limit: int = MAX_WARNING_LINES) -> list[str]:
         rest = len(keys) - (room - 1)
         lines.append(f"  ... and {rest} more lost, failed or missed-rate groups (show --warnings)")
     if points_noisy:
-        kinds = ", ".join(f"{len(noisy[k])} {results.NOISE_KINDS.get(k, k)}"
-                          for k in sorted(noisy, key=lambda k: -len(noisy[k])))
-        lines.append(f"  noisy: {len(points_noisy)} of {len(run['summary'])} points ({kinds}); "
-                     "their medians are less certain")
+        lines.append(f"  {noise_line(run['summary'])}; their medians are less certain")
     return lines
+
+
+def noise_line(summary: list[dict]) -> str:
+    """How many points were noisy and why, by warning kind (any kind a summary carries, its
+    results.NOISE_KINDS name where it has one): "noisy: 12 of 40 points (9 machine busy,
+    3 outliers)"; "" when none was."""
+    noisy: dict[str, set] = defaultdict(set)
+    for index, s in enumerate(summary):
+        for kind, _ in _flags(s):
+            if kind not in _SERIOUS:
+                noisy[kind].add(index)
+    points = set().union(*noisy.values()) if noisy else set()
+    if not points:
+        return ""
+    kinds = ", ".join(f"{len(noisy[k])} {results.NOISE_KINDS.get(k, k.removeprefix('noise:'))}"
+                      for k in sorted(noisy, key=lambda k: (-len(noisy[k]), k)))
+    return f"noisy: {len(points)} of {len(summary)} points ({kinds})"
 
 
 def _serious_line(key: tuple, found: list[tuple[dict, str]]) -> str:

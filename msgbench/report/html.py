@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from importlib import resources
 
 import msgbench
-from msgbench import hosts, model, workloads
+from msgbench import hosts, model, screen, workloads
 from msgbench.figures import format_value, metric_label
 from msgbench.report import findings
 from msgbench.report.sections import extra_sections, section
@@ -100,7 +100,7 @@ def render_html(doc: dict, *, title: str | None = None, history: list[dict] | No
         "target, failed = no valid result; neither is ever drawn as zero.</p>",
         _toc(sections, bool(history)),
         "</header><main>",
-        _findings_html(findings.findings(doc)),
+        _findings_html(findings.findings(doc), _noise_lines(runs)),
         *(_section_html(s) for s in sections),
         _history_html(history),
         _runs_html(runs),
@@ -130,7 +130,18 @@ def _toc(sections: list[dict], history: bool) -> str:
 _ARROW = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
 
 
-def _findings_html(rows: list[findings.Finding]) -> str:
+def _noise_lines(runs: list[dict]) -> list[str]:
+    """Per run, how many points were noisy and why (the terminal's line): the Findings'
+    first words, since a noisy point's leader is less certain."""
+    out = []
+    for run in runs:
+        line = screen.noise_line(run.get("summary") or [])
+        if line:
+            out.append(line + (f" in run {run.get('id')}" if len(runs) > 1 else ""))
+    return out
+
+
+def _findings_html(rows: list[findings.Finding], noise: list[str] | None = None) -> str:
     e = html.escape
     parts = ['<section id="findings" class="findings"><h2>Findings</h2>',
              '<p class="description">Per scenario, by the metric compared there: the best system '
@@ -138,6 +149,7 @@ def _findings_html(rows: list[findings.Finding]) -> str:
              "named a leader only where a two-sided Mann-Whitney U test of their repetitions finds a "
              "difference (p &lt; 0.05; three repetitions against three can never reach it); each "
              "system against its own reference tool; the points that passed verification.</p>"]
+    parts += [f'<p class="noise">{html.escape(line)}</p>' for line in noise or []]
     if not rows:
         parts.append('<p class="empty">No scenario has a number to compare.</p>')
         parts.append("</section>")

@@ -102,3 +102,17 @@ def test_the_html_findings_show_a_leader_only_when_significant(values):
     significant = values is not STEADY
     assert ('<td class="leader">go/default' in row) == significant
     assert ('<td class="leader">—</td>' in row) != significant
+
+
+def test_the_findings_open_with_how_many_points_were_noisy_and_why():
+    from msgbench import report
+
+    doc = _doc(_fanin("go", [50, 160, 100, 30, 140]) + _fanin("erlang", STEADY))
+    summary = doc["runs"][0]["summary"]
+    # Kinds are read generically: one another engineer adds is counted under its own name.
+    summary[1]["warnings"] = ["busy: 2 of 2 cores taken by another process"]
+    summary[1]["warning_kinds"] = ["noise:clusters"]
+    assert screen.noise_line(summary) == "noisy: 2 of 2 points (1 clusters, 1 too noisy (cv > 10%))"
+    page = report.render_html(doc)
+    findings_section = page[page.index('id="findings"'):page.index('class="data findings-table"')]
+    assert '<p class="noise">noisy: 2 of 2 points (1 clusters, 1 too noisy (cv &gt; 10%))</p>' in findings_section
