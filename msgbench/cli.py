@@ -464,7 +464,7 @@ def _print_table(run: dict, wide: bool = False) -> None:
     for index, table in enumerate(screen.summary_tables(run["summary"], wide)):
         if index:
             print()
-        tables.write(table)
+        tables.write(table, wide=wide)
     legend = screen.legend(run["summary"])
     if legend:
         print(f"\n{legend}")
@@ -682,8 +682,11 @@ def _print_comparison(rows: list[dict], title: str) -> None:
     table = [[r["workload"], r["point"], f"{r['target']}/{r['variant']}", r["metric"], r["a"], r["b"],
               tables.human(r.get("median_a")), tables.human(r.get("median_b")),
               f"{r['ratio']:.3f}" if r.get("ratio") else "-", r["verdict"]] for r in rows]
-    print(tables.render(["workload", "point", "target/variant", "metric", "A", "B", "median A", "median B",
-                         "B/A", "verdict"], table))
+    # On a terminal: the verdict wraps; the metric (in the title of --metric) and the sides'
+    # names (in the title) go first when it is narrow.
+    tables.write(tables.Table(["workload", "point", "target/variant", "metric", "A", "B", "median A",
+                               "median B", "B/A", "verdict"], table, wrap={"point", "verdict"},
+                              optional=("A", "B", "metric", "workload")))
 
 
 def _print_answers(rows: list[dict]) -> None:

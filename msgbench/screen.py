@@ -99,8 +99,10 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
             row.append(_against_reference(s, lead, tables.reference_for(references, s), first))
         rows.append(row)
     title = headline.title + ("" if len(scenarios) > 1 else _scenario_note(scenarios[0], headline.title))
+    # A narrow terminal leaves out the spread first, then the figures after the first.
+    optional = () if wide else ("n", "cv", *(c.header for c in headline.columns[1:][::-1]))
     return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points],
-                        wrap={"scenario", "parameters"})
+                        wrap={"scenario", "parameters"}, optional=optional)
 
 
 # A ratio is only as good as the repetitions behind it: on a shared machine one run of a
