@@ -133,6 +133,9 @@ def _parser() -> argparse.ArgumentParser:
                         "erlang/bin --build erlang:branch=/opt/otp/bin")
     p.add_argument("--builds", type=Path, metavar="FILE",
                    help="builds from a TOML file ([[build]] with target, label, path, env, args; docs/builds.md)")
+    p.add_argument("--allow-skipped-builds", action="store_true",
+                   help="measure the builds that can run when another cannot (a missing folder, a broken "
+                        "runtime, a failed build); without it such a run stops before measuring anything")
     p.add_argument("--reference", action="store_true",
                    help="also run the reference tools (iperf3, sockperf, ...) at the same settings")
     p.add_argument("--limits", action="store_true",
@@ -339,9 +342,10 @@ def cmd_run(args) -> int:
     declared = [builds.parse_option(text) for text in args.build]
     if args.builds:
         declared += builds.load_file(args.builds)
+    declared_builds = builds.expand(declared)
     plan = plan_run(scenarios, target_names, args.variant, repeat, warmup, args.timeout,
                     strict_targets=bool(target_names) and not args.reference,
-                    builds=builds.expand(declared))
+                    builds=declared_builds)
     plan.notes = notes + plan.notes
     if args.precision is not None:
         if args.precision <= 0:
@@ -376,6 +380,7 @@ def cmd_run(args) -> int:
             except targets.TargetError as exc:  # one build that fails leaves the others to run
                 print(f"msgbench: skipping: {exc}", file=sys.stderr)
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
+    _refuse_skipped_builds(plan, declared_builds, args.allow_skipped_builds)
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
     store = _store(args)
@@ -388,6 +393,20 @@ def cmd_run(args) -> int:
         return EXIT_INTERRUPTED
     bad = [s for s in doc["runs"][0]["summary"] if s["status"] not in ("ok", "unsupported")]
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _refuse_skipped_builds(plan, declared: dict, allowed: bool) -> None:
+    """A builds run exists to compare its builds: one that cannot run (missing folder, broken
+    runtime, failed build) leaves a run with nothing to compare it with, so it stops the run
+    before anything is measured, unless --allow-skipped-builds."""
+    running = {j.target.label for j in plan.jobs}
+    missing = [t.label for ts in declared.values() for t in ts if t.label not in running]
+    if not missing or allowed:
+        return
+    reasons = [s for s in plan.skipped if any(label in s for label in missing)]
+    raise UsageError(f"build{'s' if len(missing) > 1 else ''} {', '.join(missing)} cannot run"
+                     f"{' (' + '; '.join(reasons) + ')' if reasons else ''}: fix "
+                     f"{'them' if len(missing) > 1 else 'it'}, or pass --allow-skipped-builds to measure the others")
 
 
 def _names(text: str | None, option: str) -> list[str] | None:

@@ -97,9 +97,21 @@ def test_check_with_nothing_in_common_is_a_usage_error(fake_targets, capsys):
     assert "no point in common" in capsys.readouterr().err
 
 
-def test_a_missing_build_is_skipped_and_the_others_run(fake_targets, capsys):
+def test_a_missing_build_stops_the_run_unless_allowed(fake_targets, capsys):
     code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
                    "--build", "fake:gone=/no/such/folder", "--build", "fake:here", "--no-build")
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines()[-1].endswith(
+        "build fake@gone cannot run (build fake@gone: its folder /no/such/folder does not exist): fix it, "
+        "or pass --allow-skipped-builds to measure the others")
+    assert Store(fake_targets).runs() == []  # nothing measured, nothing stored
+
+
+def test_a_missing_build_is_skipped_and_the_others_run_when_allowed(fake_targets, capsys):
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--build", "fake:gone=/no/such/folder", "--build", "fake:here", "--no-build",
+                   "--allow-skipped-builds")
     assert code == 0
     err = capsys.readouterr().err
     assert "build fake@gone: its folder /no/such/folder does not exist" in err
@@ -115,7 +127,8 @@ def test_a_build_whose_runtime_is_broken_is_skipped_by_name_and_the_others_run(f
     runtime.write_text("#!/bin/sh\necho 'python3: error while loading shared libraries: libpython3.so' >&2\nexit 127\n")
     runtime.chmod(0o755)
     code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
-                   "--build", f"fake:broken={broken}", "--build", "fake:here", "--no-build")
+                   "--build", f"fake:broken={broken}", "--build", "fake:here", "--no-build",
+                   "--allow-skipped-builds")
     assert code == 0
     err = capsys.readouterr().err
     assert ("build fake@broken: its runtime does not work: `python3 worker.py --version` exited with code 127: "
@@ -147,8 +160,10 @@ def test_a_build_that_fails_to_build_is_skipped_and_the_others_run(fake_targets,
     builds = tmp_path / "builds.toml"
     builds.write_text('[[build]]\ntarget = "fake"\nlabel = "broken"\nenv = { FAKE_BUILD_FAILS = "1" }\n'
                       '[[build]]\ntarget = "fake"\nlabel = "fine"\nenv = { FAKE_OK = "1" }\n')
-    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
-                   "--builds", str(builds))
+    ring = ("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0", "--builds", str(builds))
+    assert run_cli(*ring) == 2  # one build could not be built: nothing to compare it with
+    assert "build fake@broken cannot run (build fake@broken failed to build" in capsys.readouterr().err
+    code = run_cli(*ring, "--allow-skipped-builds")
     assert code == 0
     err = capsys.readouterr().err
     assert "building target fake@broken failed" in err and "the compiler refused" in err
