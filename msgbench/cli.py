@@ -97,7 +97,12 @@ def _parser() -> argparse.ArgumentParser:
         return p
 
     command("doctor", cmd_doctor, "what is installed, and how to install the rest")
-    command("list", cmd_list, "workloads, targets with their variants, and suites")
+    p = command("list", cmd_list, "workloads, targets with their variants, and suites: one line each; "
+                "with a word, only what it names, in full")
+    p.add_argument("filter", nargs="?", metavar="WORD",
+                   help="only the workloads, targets, variants and suites whose name, workloads, kind or "
+                        "language contain WORD (e.g. java, pubsub, reference), with their details")
+    p.add_argument("--long", action="store_true", help="every detail: parameters, each variant's description")
     p = command("build", cmd_build, "build the targets (all installed ones by default)")
     p.add_argument("--target", help="comma-separated targets")
 
@@ -275,21 +280,48 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_list(args) -> int:
-    print("Workloads:")
-    for wl in spec.workloads().values():
-        params = ", ".join(f"{n}={json.dumps(d['default'])}" for n, d in wl.params.items())
-        print(f"  {wl.name:8} {wl.title} (seed {wl.seed}); params: {params}")
-    print("\nTargets:")
-    for t in targets.registry().values():
+    """One line per workload, target and suite; a word keeps what it names, in full."""
+    word = (args.filter or "").lower()
+    long = args.long or bool(word)
+
+    def named(*texts) -> bool:
+        return not word or any(word in str(t).lower() for t in texts)
+
+    workloads_ = [wl for wl in spec.workloads().values() if named(wl.name, wl.title)]
+    targets_ = [t for t in targets.registry().values()
+                if named(t.name, t.kind, t.language, *t.workloads, *t.variants)]
+    suites_ = [name for name in suites.suite_names() if named(name)]
+    if not (workloads_ or targets_ or suites_):
+        known = [*spec.workloads(), *targets.registry(), *suites.suite_names()]
+        close = difflib.get_close_matches(word, known, n=1)
+        raise UsageError(f"list {args.filter!r} names no workload, target, variant or suite"
+                         + (f"; did you mean {close[0]}?" if close else f"; known: {', '.join(known)}"))
+    if workloads_:
+        print("Workloads:")
+    for wl in workloads_:
+        print(f"  {wl.name:8} {wl.title} (seed {wl.seed})")
+        if long:
+            params = ", ".join(f"{n}={json.dumps(d['default'])}" for n, d in wl.params.items())
+            print(f"           params: {params}")
+    if targets_:
+        print(("\n" if workloads_ else "") + "Targets (* the default variant; --variant NAME picks another):")
+    for t in targets_:
         state = "" if not t.missing_requirements() else "  [not installed]"
+        if not long:
+            variants = ", ".join(v.name + ("*" if v.name == t.default_variant else "") for v in t.variants.values())
+            print(f"  {t.name:8} {t.kind}, {', '.join(t.workloads)}: {variants}{state}")
+            continue
         print(f"  {t.name:8} {t.kind}, {t.language}: {t.description}{state}")
         for v in t.variants.values():
             mark = "*" if v.name == t.default_variant else " "
             print(f"   {mark}{v.name:18} {v.label:9} {', '.join(v.workloads):14} {v.description}")
-    print("\nSuites:")
-    for name in suites.suite_names():
-        s = suites.load_suite(name)
-        print(f"  {name:8} {len(s.scenarios)} scenarios: {s.description}")
+    if suites_:
+        print(("\n" if workloads_ or targets_ else "") + "Suites:")
+    for name in suites_:
+        suite = suites.load_suite(name)
+        print(f"  {name:8} {len(suite.scenarios)} scenarios" + (f": {suite.description}" if long else ""))
+    if not long:
+        print("\n(msgbench list WORD: only what WORD names, in full; --long: every detail)")
     return EXIT_OK
 
 
