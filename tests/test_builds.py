@@ -25,6 +25,7 @@ def only_run(store_path):
 def test_two_builds_run_interleaved_and_are_stored_by_name(fake_targets, tmp_path, capsys):
     folder = tmp_path / "bin"
     folder.mkdir()
+    (folder / "python3").symlink_to(sys.executable)  # the build's runtime, in its folder
     code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "2", "--warmup", "0",
                    "--build", f"fake:base={folder}", "--build", "fake:plain")
     assert code == 0
@@ -118,6 +119,17 @@ def test_a_missing_build_is_skipped_and_the_others_run_when_allowed(fake_targets
     run, measured = only_run(fake_targets)
     assert {m["build"] for m in measured} == {"here"}
     assert any("fake@gone" in note for note in run["notes"])
+
+
+def test_a_build_folder_without_the_runtime_is_refused_by_name(fake_targets, tmp_path, capsys):
+    empty = tmp_path / "no-runtime"
+    empty.mkdir()
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--build", f"fake:empty={empty}", "--build", "fake:here", "--no-build")
+    assert code == 2
+    assert (f"build fake@empty: its folder {empty} holds none of python3: it would run the system's runtime "
+            "under the build's name") in capsys.readouterr().err
+    assert Store(fake_targets).runs() == []
 
 
 def test_a_build_whose_runtime_is_broken_is_skipped_by_name_and_the_others_run(fake_targets, tmp_path, capsys):
