@@ -375,6 +375,10 @@ def cmd_run(args) -> int:
     if args.builds:
         declared += builds.load_file(args.builds)
     declared_builds = builds.expand(declared)
+    outside = [name for name in declared_builds if target_names and name not in target_names]
+    if outside:  # refused, never dropped: the build was asked for by name
+        raise UsageError(f"--build for {', '.join(outside)}, which --target {','.join(target_names)} does not "
+                         f"include: add {' and '.join(outside)} to --target")
     plan = plan_run(scenarios, target_names, args.variant, repeat, warmup, args.timeout,
                     strict_targets=bool(target_names) and not args.reference,
                     builds=declared_builds)

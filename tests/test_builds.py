@@ -242,3 +242,12 @@ def test_the_page_and_the_report_draw_one_series_per_build(fake_targets, tmp_pat
     assert run_cli("report", "latest", "-o", str(html)) == 0
     text = html.read_text()
     assert "fake@before/ok" in text and "fake@after/ok" in text
+
+
+def test_a_build_of_a_target_not_in_target_is_refused(fake_targets, capsys):
+    code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+                   "--build", "fakebroker:new", "--no-build")
+    assert code == 2
+    assert ("--build for fakebroker, which --target fake does not include: add fakebroker to --target"
+            in capsys.readouterr().err)
+    assert Store(fake_targets).runs() == []
