@@ -413,9 +413,15 @@ def cmd_run(args) -> int:
                 continue
             try:
                 targets.build(t)
+                builds.mark_built(t)
             except targets.TargetError as exc:  # one build that fails leaves the others to run
                 print(f"msgbench: skipping: {exc}", file=sys.stderr)
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
+    else:
+        for t in {j.target.label: j.target for j in plan.jobs}.values():
+            if builds.unbuilt(t):
+                raise UsageError(f"--no-build: build {t.label} has never been built in its folder {t.folder}; "
+                                 "run once without --no-build")
     _refuse_skipped_builds(plan, declared_builds, args.allow_skipped_builds)
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)

@@ -160,7 +160,7 @@ def test_a_builds_version_command_runs_once_per_run(fake_targets, tmp_path):
     runtime.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {sys.executable} "$@"\n')
     runtime.chmod(0o755)
     code = run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "2", "--warmup", "0",
-                   "--build", f"fake:wrapped={wrapped}", "--no-build")
+                   "--build", f"fake:wrapped={wrapped}")
     assert code == 0
     asked = [line for line in calls.read_text().splitlines() if "--version" in line]
     assert asked == ["worker.py --version"]
@@ -251,3 +251,18 @@ def test_a_build_of_a_target_not_in_target_is_refused(fake_targets, capsys):
     assert ("--build for fakebroker, which --target fake does not include: add fakebroker to --target"
             in capsys.readouterr().err)
     assert Store(fake_targets).runs() == []
+
+
+def test_no_build_refuses_a_build_whose_own_copy_was_never_built(fake_targets, tmp_path, capsys):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "python3").symlink_to(sys.executable)
+    ring = ("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0",
+            "--build", f"fake:new={folder}", "--build", "fake:plain")
+    assert run_cli(*ring, "--no-build") == 2
+    assert ("--no-build: build fake@new has never been built in its folder "
+            f"{tmp_path / 'builds' / 'fake@new' / 'targets' / 'fake'}; run once without --no-build"
+            in capsys.readouterr().err)
+    assert Store(fake_targets).runs() == []
+    assert run_cli(*ring) == 0  # built now
+    assert run_cli(*ring, "--no-build") == 0
