@@ -159,6 +159,9 @@ def plan_run(
                     if strict_targets and target_names:
                         raise PlanError(message)
                     plan.skipped.append(message)
+                    default = target.variants.get(target.default_variant)
+                    if default:  # an n/a row, so that the target does not vanish from the table
+                        plan.skipped_points.append((scenario, x, params, target, default, message))
                     continue
                 pool = target.chat_server_variants_for() if serving else None
                 for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured, pool):
