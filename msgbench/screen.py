@@ -288,7 +288,8 @@ def answers(doc: dict) -> list[str]:
             continue
         where = f" ({f.params})" if f.params else ""
         at = f" at {f.at}" if f.at and f.at != "its one point" else ""
-        lines.append(f"{f.workload} {f.scenario}{where}, {f.metric}{at}: {f.answer()}")
+        name = f.scenario if f.scenario.startswith(f.workload) else f"{f.workload} {f.scenario}"
+        lines.append(f"{name}{where}, {f.metric}{at}: {f.answer()}")
         if f.own_tool:
             lines.append(f"  against its own tool: {'; '.join(f.own_tool)}")
     return lines

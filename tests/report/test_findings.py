@@ -88,7 +88,7 @@ def test_realistic_chat_is_judged_by_latency_and_achieved_rate_not_offered_load(
 def test_the_short_answers_end_on_the_same_judgement():
     doc = _doc(_fanin("go", [v * 1.5 for v in STEADY]) + _fanin("erlang", STEADY))
     [line] = screen.answers(doc)
-    assert line.startswith("fanin fanin-message-1, ")
+    assert line.startswith("fanin-message-1, ")  # the scenario's name says the workload
     assert "receive_throughput_per_s at senders = 4: go/default ran 1.50 ± 0.02 times faster" in line
 
 
