@@ -17,6 +17,7 @@ from msgbench import (
     chat_server,
     compare,
     doctor,
+    eta,
     hosts,
     placement,
     procs,
@@ -426,6 +427,7 @@ def cmd_run(args) -> int:
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
     store = _store(args)
+    _say_estimate(plan, store)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
     _print_run(doc, args.format, args.wide)
@@ -435,6 +437,13 @@ def cmd_run(args) -> int:
         return EXIT_INTERRUPTED
     bad = [s for s in doc["runs"][0]["summary"] if s["status"] not in ("ok", "unsupported")]
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _say_estimate(plan, store) -> None:
+    """Before a long run: how long it should take, from earlier runs of the same points."""
+    guess = eta.estimate(plan.jobs, store)
+    if guess.seconds >= eta.WORTH_SAYING_S and guess.text():
+        print(f"msgbench: {guess.text()}", file=sys.stderr)
 
 
 def _refuse_skipped_builds(plan, declared: dict, allowed: bool) -> None:
