@@ -148,3 +148,23 @@ def _tracked_files(folder: Path) -> list[str] | None:
     except (OSError, subprocess.CalledProcessError):
         return None
     return [name for name in proc.stdout.decode().split("\0") if name and (folder / name).is_file()]
+
+
+# Written in a build's own copy of the target folder once its build succeeds: --no-build
+# then knows whether the copy was ever built (an unbuilt one errors at every measurement).
+BUILT_STAMP = ".msgbench-built"
+
+
+def has_own_copy(t: targets.Target) -> bool:
+    """Whether the build is built in a folder of its own (a path or an environment)."""
+    return bool(t.build_of and t.build_of.compiles_apart and t.build)
+
+
+def mark_built(t: targets.Target) -> None:
+    if has_own_copy(t):
+        (t.folder / BUILT_STAMP).write_text(t.build + "\n")
+
+
+def unbuilt(t: targets.Target) -> bool:
+    """A build whose own copy was never built (so --no-build cannot run it)."""
+    return has_own_copy(t) and not (t.folder / BUILT_STAMP).is_file()

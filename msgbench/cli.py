@@ -2,6 +2,7 @@
 
 import argparse
 import contextlib
+import difflib
 import json
 import math
 import os
@@ -19,6 +20,7 @@ from msgbench import (
     compare,
     cpus,
     doctor,
+    eta,
     hosts,
     placement,
     probe,
@@ -104,7 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     p = command("tune", cmd_tune, "as root: make figures steadier (CPU governor performance, turbo off, idle "
                                   "polling on, where exposed), saving what was there; --revert restores it")
     p.add_argument("--revert", action="store_true", help="restore exactly what msgbench tune changed")
-    command("list", cmd_list, "workloads, targets with their variants, and suites")
+    p = command("list", cmd_list, "workloads, targets with their variants, and suites: one line each; "
+                "with a word, only what it names, in full")
+    p.add_argument("filter", nargs="?", metavar="WORD",
+                   help="only the workloads, targets, variants and suites whose name, workloads, kind or "
+                        "language contain WORD (e.g. java, pubsub, reference), with their details")
+    p.add_argument("--long", action="store_true", help="every detail: parameters, each variant's description")
     p = command("build", cmd_build, "build the targets (all installed ones by default)")
     p.add_argument("--target", help="comma-separated targets")
 
@@ -151,6 +158,9 @@ def _parser() -> argparse.ArgumentParser:
                         "erlang/bin --build erlang:branch=/opt/otp/bin")
     p.add_argument("--builds", type=Path, metavar="FILE",
                    help="builds from a TOML file ([[build]] with target, label, path, env, args; docs/builds.md)")
+    p.add_argument("--allow-skipped-builds", action="store_true",
+                   help="measure the builds that can run when another cannot (a missing folder, a broken "
+                        "runtime, a failed build); without it such a run stops before measuring anything")
     p.add_argument("--reference", action="store_true",
                    help="also run the reference tools (iperf3, sockperf, ...) at the same settings")
     p.add_argument("--limits", action="store_true",
@@ -303,21 +313,48 @@ def cmd_tune(args) -> int:
 
 
 def cmd_list(args) -> int:
-    print("Workloads:")
-    for wl in spec.workloads().values():
-        params = ", ".join(f"{n}={json.dumps(d['default'])}" for n, d in wl.params.items())
-        print(f"  {wl.name:8} {wl.title} (seed {wl.seed}); params: {params}")
-    print("\nTargets:")
-    for t in targets.registry().values():
+    """One line per workload, target and suite; a word keeps what it names, in full."""
+    word = (args.filter or "").lower()
+    long = args.long or bool(word)
+
+    def named(*texts) -> bool:
+        return not word or any(word in str(t).lower() for t in texts)
+
+    workloads_ = [wl for wl in spec.workloads().values() if named(wl.name, wl.title)]
+    targets_ = [t for t in targets.registry().values()
+                if named(t.name, t.kind, t.language, *t.workloads, *t.variants)]
+    suites_ = [name for name in suites.suite_names() if named(name)]
+    if not (workloads_ or targets_ or suites_):
+        known = [*spec.workloads(), *targets.registry(), *suites.suite_names()]
+        close = difflib.get_close_matches(word, known, n=1)
+        raise UsageError(f"list {args.filter!r} names no workload, target, variant or suite"
+                         + (f"; did you mean {close[0]}?" if close else f"; known: {', '.join(known)}"))
+    if workloads_:
+        print("Workloads:")
+    for wl in workloads_:
+        print(f"  {wl.name:8} {wl.title} (seed {wl.seed})")
+        if long:
+            params = ", ".join(f"{n}={json.dumps(d['default'])}" for n, d in wl.params.items())
+            print(f"           params: {params}")
+    if targets_:
+        print(("\n" if workloads_ else "") + "Targets (* the default variant; --variant NAME picks another):")
+    for t in targets_:
         state = "" if not t.missing_requirements() else "  [not installed]"
+        if not long:
+            variants = ", ".join(v.name + ("*" if v.name == t.default_variant else "") for v in t.variants.values())
+            print(f"  {t.name:8} {t.kind}, {', '.join(t.workloads)}: {variants}{state}")
+            continue
         print(f"  {t.name:8} {t.kind}, {t.language}: {t.description}{state}")
         for v in t.variants.values():
             mark = "*" if v.name == t.default_variant else " "
             print(f"   {mark}{v.name:18} {v.label:9} {', '.join(v.workloads):14} {v.description}")
-    print("\nSuites:")
-    for name in suites.suite_names():
-        s = suites.load_suite(name)
-        print(f"  {name:8} {len(s.scenarios)} scenarios: {s.description}")
+    if suites_:
+        print(("\n" if workloads_ or targets_ else "") + "Suites:")
+    for name in suites_:
+        suite = suites.load_suite(name)
+        print(f"  {name:8} {len(suite.scenarios)} scenarios" + (f": {suite.description}" if long else ""))
+    if not long:
+        print("\n(msgbench list WORD: only what WORD names, in full; --long: every detail)")
     return EXIT_OK
 
 
@@ -370,9 +407,14 @@ def cmd_run(args) -> int:
     declared = [builds.parse_option(text) for text in args.build]
     if args.builds:
         declared += builds.load_file(args.builds)
+    declared_builds = builds.expand(declared)
+    outside = [name for name in declared_builds if target_names and name not in target_names]
+    if outside:  # refused, never dropped: the build was asked for by name
+        raise UsageError(f"--build for {', '.join(outside)}, which --target {','.join(target_names)} does not "
+                         f"include: add {' and '.join(outside)} to --target")
     plan = plan_run(scenarios, target_names, args.variant, repeat, warmup, args.timeout,
                     strict_targets=bool(target_names) and not args.reference,
-                    builds=builds.expand(declared))
+                    builds=declared_builds)
     plan.notes = notes + plan.notes
     budget = _duration(args.budget, "--budget") if args.budget is not None else (
         suite.budget_s if args.suite else None)
@@ -417,14 +459,22 @@ def cmd_run(args) -> int:
                 continue
             try:
                 targets.build(t)
+                builds.mark_built(t)
             except targets.TargetError as exc:  # one build that fails leaves the others to run
                 print(f"msgbench: skipping: {exc}", file=sys.stderr)
                 drop_target(plan, t.label, f"build {t.label} failed to build: {str(exc).splitlines()[0]}")
+    else:
+        for t in {j.target.label: j.target for j in plan.jobs}.values():
+            if builds.unbuilt(t):
+                raise UsageError(f"--no-build: build {t.label} has never been built in its folder {t.folder}; "
+                                 "run once without --no-build")
+    _refuse_skipped_builds(plan, declared_builds, args.allow_skipped_builds)
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
     if not args.no_probe:
         plan.noise_floor = probe.measure()
     store = _store(args)
+    _say_estimate(plan, store)
     run_id, status = execute(plan, store, args.suite)
     doc = results.run_document(store, [run_id])
     _print_run(doc, args.format, args.wide)
@@ -434,6 +484,27 @@ def cmd_run(args) -> int:
         return EXIT_INTERRUPTED
     bad = [s for s in doc["runs"][0]["summary"] if s["status"] not in ("ok", "unsupported")]
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _say_estimate(plan, store) -> None:
+    """Before a long run: how long it should take, from earlier runs of the same points."""
+    guess = eta.estimate(plan.jobs, store)
+    if guess.seconds >= eta.WORTH_SAYING_S and guess.text():
+        print(f"msgbench: {guess.text()}", file=sys.stderr)
+
+
+def _refuse_skipped_builds(plan, declared: dict, allowed: bool) -> None:
+    """A builds run exists to compare its builds: one that cannot run (missing folder, broken
+    runtime, failed build) leaves a run with nothing to compare it with, so it stops the run
+    before anything is measured, unless --allow-skipped-builds."""
+    running = {j.target.label for j in plan.jobs}
+    missing = [t.label for ts in declared.values() for t in ts if t.label not in running]
+    if not missing or allowed:
+        return
+    reasons = [s for s in plan.skipped if any(label in s for label in missing)]
+    raise UsageError(f"build{'s' if len(missing) > 1 else ''} {', '.join(missing)} cannot run"
+                     f"{' (' + '; '.join(reasons) + ')' if reasons else ''}: fix "
+                     f"{'them' if len(missing) > 1 else 'it'}, or pass --allow-skipped-builds to measure the others")
 
 
 def _names(text: str | None, option: str) -> list[str] | None:
@@ -494,6 +565,9 @@ def _print_run(doc: dict, fmt: str, wide: bool = False) -> None:
     run = doc["runs"][0]
     if fmt == "table":
         _print_table(run, wide)
+        answers = screen.answers(doc)
+        if answers:  # last, as hyperfine ends: the short answer per scenario
+            print("\nin short:\n" + "\n".join(f"  {line}" for line in answers))
     elif fmt == "seed":
         _print_seed_form(run)
     elif fmt == "md":  # on the terminal, without the document for import at its end
@@ -528,7 +602,7 @@ def _print_table(run: dict, wide: bool = False) -> None:
     for index, table in enumerate(screen.summary_tables(run["summary"], wide)):
         if index:
             print()
-        tables.write(table)
+        tables.write(table, wide=wide)
     legend = screen.legend(run["summary"])
     if legend:
         print(f"\n{legend}")
@@ -706,6 +780,13 @@ def _side(store, ref: str) -> compare.Side:
 
 
 def _comparison(store, a_ref: str, b_ref: str | None, metric: str | None) -> tuple[list[dict], str]:
+    pairs, title = _side_pairs(store, a_ref, b_ref)
+    _known_metric(metric, [m for pair in pairs for side in pair for m in side.measurements])
+    return [row for a, b in pairs for row in compare.compare(a, b, metric)], title
+
+
+def _side_pairs(store, a_ref: str, b_ref: str | None) -> tuple[list[tuple[compare.Side, compare.Side]], str]:
+    """The two sides named (RUN, RUN@BUILD), or a run's first build with each of its others."""
     if b_ref is None:
         run_id = store.resolve(a_ref.partition("@")[0])
         run = results.run_document(store, [run_id])["runs"][0]
@@ -713,11 +794,28 @@ def _comparison(store, a_ref: str, b_ref: str | None, metric: str | None) -> tup
         if len(builds) < 2:
             raise UsageError(f"run {run_id} measured {len(builds)} named builds: give two runs (or "
                              "RUN@BUILD twice) to compare, or a run of several --build")
-        return compare.compare_builds(run, metric), f"builds of run {run_id} against {builds[0]}"
+        first = compare.side(run, builds[0])
+        return ([(first, compare.side(run, other)) for other in builds[1:]],
+                f"builds of run {run_id} against {builds[0]}")
     a, b = _side(store, a_ref), _side(store, b_ref)
     if "@" not in a_ref or "@" not in b_ref or a.name == b.name:  # runs: the title says which is which
         a, b = compare.Side("A", a.measurements), compare.Side("B", b.measurements)
-    return compare.compare(a, b, metric), f"A = {a_ref}, B = {b_ref}"
+    return [(a, b)], f"A = {a_ref}, B = {b_ref}"
+
+
+def _known_metric(metric: str | None, measurements: list[dict]) -> None:
+    """--metric must name a metric of a workload compared (a typo would compare nothing)."""
+    if metric is None:
+        return
+    names = {w: spec.workload(w).metrics for w in {m["workload"] for m in measurements}
+             if w in spec.workloads()}
+    if any(metric in known for known in names.values()):
+        return
+    accepted = sorted({n for known in names.values() for n in known})
+    close = difflib.get_close_matches(metric, accepted, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise UsageError(f"--metric {metric!r} is no metric of {', '.join(sorted(names)) or 'these runs'}: "
+                     f"{hint}accepted: {', '.join(accepted)}")
 
 
 def _print_comparison(rows: list[dict], title: str) -> None:
@@ -725,8 +823,19 @@ def _print_comparison(rows: list[dict], title: str) -> None:
     table = [[r["workload"], r["point"], f"{r['target']}/{r['variant']}", r["metric"], r["a"], r["b"],
               tables.human(r.get("median_a")), tables.human(r.get("median_b")),
               f"{r['ratio']:.3f}" if r.get("ratio") else "-", r["verdict"]] for r in rows]
-    print(tables.render(["workload", "point", "target/variant", "metric", "A", "B", "median A", "median B",
-                         "B/A", "verdict"], table))
+    # On a terminal: the verdict wraps; the metric (in the title of --metric) and the sides'
+    # names (in the title) go first when it is narrow.
+    tables.write(tables.Table(["workload", "point", "target/variant", "metric", "A", "B", "median A",
+                               "median B", "B/A", "verdict"], table, wrap={"point", "verdict"},
+                              optional=("A", "B", "metric", "workload")))
+
+
+def _print_answers(rows: list[dict]) -> None:
+    """The short answer per point, from the same judgement as the table's verdicts."""
+    print()
+    for r in rows:
+        answer = r["judgement"].text if "judgement" in r else r["verdict"]
+        print(f"{r['workload']} {r['point']} {r['target']}/{r['variant']}: {answer}")
 
 
 def cmd_compare(args) -> int:
@@ -736,25 +845,40 @@ def cmd_compare(args) -> int:
         print(f"{title}: no point in common (same workload, target, variant and parameters)")
         return EXIT_FAILED
     _print_comparison(rows, title)
+    _print_answers(rows)
     return EXIT_OK
 
 
 def cmd_check(args) -> int:
+    """Three outcomes, each its exit code (compare.CHECK_EXIT): no regression, regression,
+    inconclusive; a candidate that lacks a baseline point or whose repetitions all failed
+    is an error, as it can show nothing."""
     store = _store(args)
     rows, title = _comparison(store, args.baseline, args.candidate, args.metric)
     if not rows:
         raise UsageError(f"{title}: no point in common (same workload, target, variant and parameters): "
                          "nothing to check")
+    pairs, _ = _side_pairs(store, args.baseline, args.candidate)
+    lacking = [(b.name, point) for a, b in pairs for point in compare.missing(a, b)]
+    if lacking:
+        raise UsageError(f"candidate {lacking[0][0]} did not measure {len(lacking)} of the baseline's points "
+                         f"({lacking[0][1]}{', ...' if len(lacking) > 1 else ''}): nothing to check there")
+    failed = compare.without_numbers(rows)
+    if failed:
+        r = failed[0]
+        raise UsageError(f"candidate {r['b']} has no successful repetition of {r['metric']} at "
+                         f"{len(failed)} point(s) ({r['workload']} {r['point']} {r['target']}/{r['variant']}: "
+                         f"{r['verdict']}): nothing to check there")
     _print_comparison(rows, title)
-    worse = compare.regressions(rows, args.max_slowdown)
-    if worse:
-        print(f"\ncheck failed: {len(worse)} of {len(rows)} points significantly worse by more than "
-              f"{args.max_slowdown:.1%}:")
-        for r in worse:
-            print(f"  {r['workload']} {r['point']} {r['target']}/{r['variant']}: {r['verdict']}")
-        return EXIT_FAILED
-    print(f"\ncheck passed: no point significantly worse by more than {args.max_slowdown:.1%} ({len(rows)} points)")
-    return EXIT_OK
+    for r in rows:
+        r["check"] = compare.check_outcome(r, args.max_slowdown)
+    _print_answers(rows)
+    outcome, answer = compare.check_summary(rows, args.max_slowdown)
+    worse = [r for r in rows if r["check"] == compare.REGRESSION]
+    print(f"\ncheck: {answer}" + (":" if worse else ""))
+    for r in worse:
+        print(f"  {r['workload']} {r['point']} {r['target']}/{r['variant']}: {r['verdict']}")
+    return compare.CHECK_EXIT[outcome]
 
 
 def _count(text: str) -> int:

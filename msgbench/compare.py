@@ -6,12 +6,16 @@ runs or two builds; `compare RUN` compares each build of a run with its first on
 by more than the threshold.
 """
 
+import math
 from dataclasses import dataclass
 
-from msgbench import spec, stats, units
+from msgbench import spec, stats, verdict
 from msgbench.points import describe, same_point_key
+from msgbench.verdict import ALPHA
 
-ALPHA = 0.05
+# check's outcomes, and the exit code each gives (usage errors give cli.EXIT_USAGE, 2).
+NO_REGRESSION, REGRESSION, INCONCLUSIVE = "no regression", "regression", "inconclusive"
+CHECK_EXIT = {NO_REGRESSION: 0, REGRESSION: 1, INCONCLUSIVE: 3}
 
 
 @dataclass(frozen=True)
@@ -64,22 +68,21 @@ def compare(a: Side, b: Side, metric: str | None = None) -> list[dict]:
                "variant": m["variant"], "point": describe(m["params"], first=m.get("sweep")),
                "metric": name, "a": a.name, "b": b.name, "better": wl.metric_better(name)}
         va, vb = pa["values"].get(name, []), pb["values"].get(name, [])
+        row |= {"ok_a": len(va), "ok_b": len(vb)}
         if not va or not vb:
             row["verdict"] = (f"no numbers to compare ({a.name}: {', '.join(sorted(set(pa['statuses'])))}; "
                               f"{b.name}: {', '.join(sorted(set(pb['statuses'])))})")
             rows.append(row)
             continue
         ma, mb = stats.summarize(va).median, stats.summarize(vb).median
+        judged = verdict.judge(a.name, va, b.name, vb, row["better"], name)
         test = stats.mann_whitney(va, vb)
         row |= {"median_a": ma, "median_b": mb, "ratio": mb / ma if ma else None,
-                "p_value": test.p_value, "n_a": len(va), "n_b": len(vb)}
+                "p_value": test.p_value, "n_a": len(va), "n_b": len(vb), "judgement": judged,
+                "detectable": verdict.detectable_change(va, vb)}
         row["worse_by"] = _worse_by(row)
-        row["significant"] = test.p_value < ALPHA
-        row["verdict"] = _verdict(row)
-        split = _two_groups(a.name, va) or _two_groups(b.name, vb)
-        if split:  # a median that lands in either group: no ratio of it says anything
-            row["significant"] = False
-            row["verdict"] = f"inconclusive: its repetitions fall in two groups ({split})"
+        row["significant"] = test.p_value < ALPHA and not judged.unstable
+        row["verdict"] = judged.text if judged.unstable else _verdict(row)
         rows.append(row)
     return rows
 
@@ -106,17 +109,9 @@ def _worse_by(row: dict) -> float | None:
     return -change if row["better"] == "higher" else change
 
 
-def _two_groups(name: str, values: list[float]) -> str | None:
-    groups = stats.two_groups(values)
-    return f"{name}: {stats.groups_text(groups, units.number)}" if groups else None
-
-
 def _verdict(row: dict) -> str:
     if row["p_value"] >= ALPHA:
-        if stats.smallest_p_value(row["n_a"], row["n_b"]) >= ALPHA:
-            return (f"no significant difference possible: {row['n_a']} vs {row['n_b']} repetitions can never "
-                    f"reach p < {ALPHA}; repeat more (--repeat 5)")
-        return f"no significant difference (p = {row['p_value']:.2f})"
+        return row["judgement"].text  # no significant difference, or why the data cannot say
     change = row["ratio"] - 1
     if row["worse_by"] is None:
         return f"{row['b']} differs by {change:+.1%} (p = {row['p_value']:.3f})"
@@ -126,5 +121,59 @@ def _verdict(row: dict) -> str:
 
 def regressions(rows: list[dict], max_slowdown: float) -> list[dict]:
     """Points significantly worse by more than max_slowdown (a fraction: 0.05 is 5%)."""
-    return [r for r in rows if r.get("significant") and r.get("worse_by") is not None
-            and r["worse_by"] > max_slowdown]
+    return [r for r in rows if check_outcome(r, max_slowdown) == REGRESSION]
+
+
+def check_outcome(row: dict, max_slowdown: float) -> str:
+    """A point's outcome in `check`: a regression (significantly worse by more than the
+    threshold), inconclusive (not significantly worse, but its repetitions could not have
+    told a change of the threshold's size from noise), else no regression."""
+    if "judgement" not in row or row["judgement"].unstable:  # no numbers on a side, or two groups
+        return INCONCLUSIVE
+    if row["significant"]:
+        if row["worse_by"] is not None and row["worse_by"] > max_slowdown:
+            return REGRESSION
+        return NO_REGRESSION
+    return INCONCLUSIVE if row["detectable"] > max_slowdown else NO_REGRESSION
+
+
+def check_summary(rows: list[dict], max_slowdown: float) -> tuple[str, str]:
+    """check's outcome over every point (any regression, else any inconclusive point, else
+    no regression) and its one-line answer."""
+    outcomes = [check_outcome(r, max_slowdown) for r in rows]
+    threshold = f"{max_slowdown:.1%}"
+    if REGRESSION in outcomes:
+        return REGRESSION, (f"regression: {outcomes.count(REGRESSION)} of {len(rows)} points significantly "
+                            f"worse by more than {threshold}")
+    if INCONCLUSIVE in outcomes:
+        unclear = [r for r, o in zip(rows, outcomes, strict=True) if o == INCONCLUSIVE]
+        smallest = min((r.get("detectable", math.inf) for r in unclear), default=math.inf)
+        worst = max((r.get("detectable", math.inf) for r in unclear), default=math.inf)
+        can = ("no change at all (too few repetitions to ever reach p<0.05; repeat at least "
+               f"{stats.fewest_repetitions_to_differ(ALPHA)} times a side)" if math.isinf(smallest)
+               else f"only a change of about {_percent(smallest)}"
+               + (f" (up to {_percent(worst)})" if worst > smallest else "") + " or more")
+        return INCONCLUSIVE, (f"inconclusive: {len(unclear)} of {len(rows)} points cannot show a "
+                              f"{threshold} slowdown: their repetitions could detect {can}")
+    return NO_REGRESSION, f"no regression: no point significantly worse by more than {threshold} ({len(rows)} points)"
+
+
+def _percent(fraction: float) -> str:
+    return "every change" if math.isinf(fraction) else f"{fraction:.0%}" if fraction >= 0.1 else f"{fraction:.1%}"
+
+
+def missing(a: Side, b: Side) -> list[str]:
+    """The points a measured and b did not (a check's baseline points the candidate lacks)."""
+    b_points = _points(b.measurements)
+    return [_point_text(p["m"]) for key, p in _points(a.measurements).items() if key not in b_points]
+
+
+def without_numbers(rows: list[dict], side_key: str = "b") -> list[dict]:
+    """Rows where a side (b: the candidate) has no successful repetition of the metric."""
+    return [r for r in rows if not r[f"ok_{side_key}"]]
+
+
+def _point_text(m: dict) -> str:
+    build = m.get("build") or ""
+    return (f"{m['workload']} {m['target']}{'@' + build if build else ''}/{m['variant']} "
+            f"{describe(m['params'], first=m.get('sweep'))}")

@@ -11,8 +11,9 @@ import sys
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TextColumn
 from rich.progress import Progress as Bar
+from rich.text import Text
 
 from msgbench import terminal
 
@@ -20,11 +21,30 @@ from msgbench import terminal
 ETA_AFTER_S = 5.0
 
 
-def clock(seconds: float) -> str:
-    """0:42, 12:05, 1:02:03."""
+def duration(seconds: float) -> str:
+    """A span no one misreads: 45 s, 4 min 50 s, 1 h 02 min (a clock's 4:50 reads as a time of day
+    or as hours and minutes)."""
     seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+class _Times(ProgressColumn):
+    """Elapsed and left as the log lines say them: left from the measurements' own
+    durations (rich's column divides by its recent speed: "27 s left" with 4:48 to go
+    when the last steps were quick n/a rows)."""
+
+    def __init__(self, progress: "Progress"):
+        super().__init__()
+        self.progress = progress
+
+    def render(self, task) -> Text:
+        return Text(self.progress.times_text().removeprefix("; "))
 
 
 class Progress:
@@ -44,7 +64,7 @@ class Progress:
         self.label, self.started = label, time.monotonic()
         if self.live and self._bar is None:
             self._bar = Bar(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                            _Times(self),
                             console=Console(file=self.stream, highlight=False, markup=False, emoji=False),
                             transient=True)
             self._task = self._bar.add_task(label, total=self.total, completed=self.count)
@@ -80,7 +100,7 @@ class Progress:
             if status not in ("ok", "unsupported"):
                 self._bar.console.print(terminal.safe(line))
             return
-        self.stream.write(terminal.safe(line + self._times()) + "\n")
+        self.stream.write(terminal.safe(line + self.times_text()) + "\n")
         self.stream.flush()
 
     def skip(self) -> None:
@@ -100,12 +120,13 @@ class Progress:
             return None
         return self.measuring_s / self.count * max(self.total - self.count, 0)
 
-    def _times(self) -> str:
+    def times_text(self) -> str:
+        """"; 1 min 10 s elapsed, about 4 min 50 s left" once the run has lasted ETA_AFTER_S."""
         elapsed = time.monotonic() - self.began
         left = self.left_s()
         if elapsed < ETA_AFTER_S or left is None:
             return ""
-        return f"; {clock(elapsed)} elapsed, about {clock(left)} left"
+        return f"; {duration(elapsed)} elapsed, about {duration(left)} left"
 
     def _show(self, detail: str) -> None:
         if self._bar:

@@ -197,6 +197,9 @@ def plan_run(
                     if strict_targets and target_names:
                         raise PlanError(message)
                     plan.skipped.append(message)
+                    default = target.variants.get(target.default_variant)
+                    if default:  # an n/a row, so that the target does not vanish from the table
+                        plan.skipped_points.append((scenario, x, params, target, default, message))
                     continue
                 pool = target.chat_server_variants_for() if serving else None
                 for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured, pool):
@@ -261,20 +264,42 @@ def _variants(target: targets.Target, workload: str, choice: str, measured: set[
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
         # reference_for names a target ("redis") or one of its variants ("c/tuned"): run when it is measured
         return [v for v in available if not v.reference_for or measured & set(v.reference_for)]
-    if choice == "all":
-        return available
-    if choice == "default":
-        default = target.variants.get(target.default_variant)
-        return [default] if default in available else available[:1]
-    wanted = [v.strip() for v in choice.split(",")]
+    return _chosen_variants(target, workload, choice, available)
+
+
+def _chosen_variants(target: targets.Target, workload: str, choice: str,
+                     available: list[targets.Variant]) -> list[targets.Variant]:
+    """--variant's items, each "default" (the target's own default), "all", a variant's name
+    (for each target that has it), or TARGET:NAME (that target only); a target no item
+    applies to runs its default. `--variant default,virtual` is java's threads and virtual
+    and every other target's default."""
     names = {v.name: v for v in available}
-    picked = [names[w] for w in wanted if w in names]
+    default = target.variants.get(target.default_variant)
+    default = default if default in available else available[0] if available else None
+    items = [v.strip() for v in choice.split(",")]
+    own = [item.partition(":")[2] for item in items if item.partition(":")[0] == target.name and ":" in item]
+    for name in own:
+        if name not in names:
+            raise PlanError(f"--variant {target.name}:{name}: target {target.name} has no variant {name!r} for "
+                            f"{workload}; its variants are: {', '.join(names)}")
+    general = [item for item in items if ":" not in item]
+    picked: list[targets.Variant] = []
+    for item in general:
+        if item == "all":
+            picked += available
+        elif item == "default" and default:
+            picked.append(default)
+        elif item in names:
+            picked.append(names[item])
+    picked += [names[name] for name in own]
+    if not picked and not general:  # TARGET:NAME items only, none of them this target's
+        picked = [default] if default else []
     if not picked:
         raise PlanError(
             f"target {target.name} has no variant {choice!r} for {workload}; "
             f"its variants are: {', '.join(names)}"
         )
-    return picked
+    return list(dict.fromkeys(picked))
 
 
 def _resolve(wl: spec.Workload, given: dict) -> dict:

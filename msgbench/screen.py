@@ -100,8 +100,10 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
             row.append(_against_reference(s, lead, tables.reference_for(references, s), first))
         rows.append(row)
     title = headline.title + ("" if len(scenarios) > 1 else _scenario_note(scenarios[0], headline.title))
+    # A narrow terminal leaves out the spread first, then the figures after the first.
+    optional = () if wide else ("n", "cv", *(c.header for c in headline.columns[1:][::-1]))
     return tables.Table(headers, rows, title=title, styles=[_style(s) for s in points],
-                        wrap={"scenario", "parameters"})
+                        wrap={"scenario", "parameters"}, optional=optional)
 
 
 # A ratio is only as good as the repetitions behind it: on a shared machine one run of a
@@ -238,11 +240,25 @@ def warning_summary(run: dict, limit: int = MAX_WARNING_LINES) -> list[str]:
         rest = len(keys) - (room - 1)
         lines.append(f"  ... and {rest} more lost, failed or missed-rate groups (show --warnings)")
     if points_noisy:
-        kinds = ", ".join(f"{len(noisy[k])} {results.NOISE_KINDS.get(k, k)}"
-                          for k in sorted(noisy, key=lambda k: -len(noisy[k])))
-        lines.append(f"  noisy: {len(points_noisy)} of {len(run['summary'])} points ({kinds}); "
-                     "their medians are less certain")
+        lines.append(f"  {noise_line(run['summary'])}; their medians are less certain")
     return lines
+
+
+def noise_line(summary: list[dict]) -> str:
+    """How many points were noisy and why, by warning kind (any kind a summary carries, its
+    results.NOISE_KINDS name where it has one): "noisy: 12 of 40 points (9 machine busy,
+    3 outliers)"; "" when none was."""
+    noisy: dict[str, set] = defaultdict(set)
+    for index, s in enumerate(summary):
+        for kind, _ in _flags(s):
+            if kind not in _SERIOUS:
+                noisy[kind].add(index)
+    points = set().union(*noisy.values()) if noisy else set()
+    if not points:
+        return ""
+    kinds = ", ".join(f"{len(noisy[k])} {results.NOISE_KINDS.get(k, k.removeprefix('noise:'))}"
+                      for k in sorted(noisy, key=lambda k: (-len(noisy[k]), k)))
+    return f"noisy: {len(points)} of {len(summary)} points ({kinds})"
 
 
 def _serious_line(key: tuple, found: list[tuple[dict, str]]) -> str:
@@ -279,3 +295,21 @@ def all_warnings(run: dict) -> list[str]:
             rank = order.index(kind) if kind in order else len(order)
             found.append((rank, f"{_SERIOUS.get(kind, 'noisy')}: {target_label(s)} {s['scenario']}{where}: {text}"))
     return [line for _, line in sorted(found, key=lambda f: f[0])]
+
+
+def answers(doc: dict) -> list[str]:
+    """The short answer per scenario and judging metric, from the Findings' judgement:
+    what a run, `show` and the report's opening all say."""
+    from msgbench.report import findings  # the report package: loaded only for a document's answers
+
+    lines = []
+    for f in findings.findings(doc):
+        if not f.judgements:
+            continue
+        where = f" ({f.params})" if f.params else ""
+        at = f" at {f.at}" if f.at and f.at != "its one point" else ""
+        name = f.scenario if f.scenario.startswith(f.workload) else f"{f.workload} {f.scenario}"
+        lines.append(f"{name}{where}, {f.metric}{at}: {f.answer()}")
+        if f.own_tool:
+            lines.append(f"  against its own tool: {'; '.join(f.own_tool)}")
+    return lines

@@ -1,8 +1,12 @@
 """Tables for the terminal (drawn by rich) and Markdown.
 
-On a terminal a table fits its width (rich shrinks and wraps the columns) and marks
-rows in colour; anywhere else (a pipe, a log, a test) it is plain text at its natural
-width, one line per row, so that grep and diff keep working.
+On a terminal a table fits its width by choosing columns, never by cutting a number:
+prose columns (`wrap`) wrap by words, then the table's `optional` columns are left out
+one by one (and a line says which) until it fits; a table that fits in no way is
+printed whole, for the terminal to wrap its lines. `--wide` (write(wide=True)) shows
+every column, whole, whatever the width. Rows are marked in colour there; anywhere else
+(a pipe, a log, a test) a table is plain text at its natural width, one line per row,
+so that grep and diff keep working.
 """
 
 import html
@@ -51,42 +55,105 @@ class Table:
     title: str = ""
     styles: list[str] = field(default_factory=list)
     wrap: set[str] | None = None
+    # Headers a narrow terminal may leave out, the first first (a spread before a figure).
+    optional: tuple[str, ...] = ()
+
+    def without(self, headers: list[str]) -> "Table":
+        """The table without those columns."""
+        keep = [i for i, h in enumerate(self.headers) if h not in headers]
+        return Table([self.headers[i] for i in keep], [[row[i] for i in keep] for row in self.rows],
+                     self.title, self.styles, self.wrap, tuple(h for h in self.optional if h not in headers))
 
 
+MAX_WORD = 20  # a wrapping column's narrowest: a long label (mix=50%exit_signal:10+...) folds
 _STYLES = {"warn": "yellow", "bad": "bold red", "dim": "dim"}
 
 
-def rich_table(table: Table) -> RichTable:
-    """The table as rich draws it: columns shrink and wrap to fit the terminal's width.
-    (The title is a line of its own: as rich's title it would wrap at the table's width.)"""
+def rich_table(table: Table, widths: list[int] | None = None) -> RichTable:
+    """The table as rich draws it; widths: each column's, as column_widths() fits them to a
+    terminal (rich's own shrinking cuts figures short). (The title is a line of its own: as
+    rich's title it would wrap at the table's width.)"""
     drawn = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
                       header_style="bold")
     for index, header in enumerate(table.headers):
-        if table.wrap is None or header in table.wrap:
-            # Never narrower than its longest word: a column may wrap, not vanish.
-            words = [w for cell in [header, *(row[index] for row in table.rows)] for w in str(cell).split()]
-            drawn.add_column(header, overflow="fold", min_width=max(map(len, words), default=1))
+        width = widths[index] if widths else None
+        if _wraps(table, header):
+            drawn.add_column(header, overflow="fold", width=width)
         else:
-            drawn.add_column(header, no_wrap=True, overflow="ellipsis")
+            drawn.add_column(header, no_wrap=True, overflow="ellipsis", width=width)
     for index, row in enumerate(table.rows):
         style = table.styles[index] if index < len(table.styles) else ""
         drawn.add_row(*(Text(terminal.safe(str(c))) for c in row), style=_STYLES.get(style))
     return drawn
 
 
-def write(table: Table, stream=None) -> None:
-    """Print the table: fitted to the terminal and coloured there, plain text elsewhere."""
+def _wraps(table: Table, header: str) -> bool:
+    return table.wrap is None or header in table.wrap
+
+
+def column_widths(table: Table, width: int) -> list[int] | None:
+    """Each column's width for the table to fit width: a column that does not wrap (a
+    figure, a label) whole; a wrapping one (prose) at least its longest word (up to
+    MAX_WORD: a longer label folds), the room left shared among them as they need it.
+    None when even that does not fit."""
+    columns = [[str(c) for c in [h, *(row[i] for row in table.rows)]] for i, h in enumerate(table.headers)]
+    full = [max(map(len, cells)) for cells in columns]
+    gaps = _natural(table) - sum(full)
+    widths = [min(max((len(w) for c in cells for w in c.split()), default=1), MAX_WORD)
+              if _wraps(table, table.headers[i]) else full[i] for i, cells in enumerate(columns)]
+    room = width - gaps - sum(widths)
+    if room < 0:
+        return None
+    while room > 0:  # a column at a time, to the one with the smallest share of its full width
+        i = min(range(len(widths)), key=lambda k: widths[k] / full[k])
+        if full[i] <= widths[i]:
+            break
+        widths[i] += 1
+        room -= 1
+    return widths
+
+
+def write(table: Table, stream=None, wide: bool = False) -> None:
+    """Print the table: fitted to the terminal (fit) and coloured there, plain text
+    elsewhere; wide: every column, whole, however wide the terminal."""
     stream = stream or sys.stdout
     raw = terminal.raw(stream)
     if raw.isatty():
         # rich writes its own colour codes, around the control-sequence filter; the
         # cells went through terminal.safe() above.
         console = Console(file=raw, highlight=False, markup=False, emoji=False)
+        shown, dropped = (table, []) if wide else fit(table, console.width)
+        widths = column_widths(shown, console.width)
+        if widths is None:  # printed whole (--wide, or nothing fits): the terminal wraps its lines
+            console = Console(file=raw, highlight=False, markup=False, emoji=False,
+                              width=max(console.width, _natural(shown)))
         if table.title:
             console.print(Text(terminal.safe(table.title), style="bold"))
-        console.print(rich_table(table))
+        console.print(rich_table(shown, widths))
+        if dropped:
+            console.print(Text(f"({', '.join(dropped)} left out to fit {console.width} columns"
+                               + ("; --wide shows every column)" if "cv" in table.optional else ")"),
+                               style="dim"))
     else:
         stream.write(text(table) + "\n")
+
+
+def fit(table: Table, width: int) -> tuple[Table, list[str]]:
+    """The table with as few optional columns left out as it takes to fit width without
+    cutting a figure; and the headers left out. The fewest columns when nothing fits."""
+    dropped: list[str] = []
+    shown = table
+    for header in table.optional:
+        if column_widths(shown, width) is not None:
+            break
+        dropped.append(header)
+        shown = table.without(dropped)
+    return shown, dropped
+
+
+def _natural(table: Table) -> int:
+    """The table's width with every cell on one line."""
+    return max((len(line) for line in text(Table(table.headers, table.rows)).splitlines()), default=1)
 
 
 def text(table: Table) -> str:

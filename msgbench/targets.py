@@ -268,6 +268,8 @@ def target(name: str) -> Target:
 def require_installed(t: Target) -> None:
     if t.build_of and t.build_of.path and not Path(t.build_of.path).is_dir():
         raise TargetError(f"build {t.label}: its folder {t.build_of.path} does not exist")
+    if t.build_of and t.build_of.path:
+        _require_runtime_in_folder(t)
     missing = t.missing_requirements()
     if missing:
         hint = t.install_command()
@@ -276,6 +278,17 @@ def require_installed(t: Target) -> None:
         raise TargetError(f"target {t.label} needs {', '.join(missing)}, which is not installed{where}{how}")
     if t.build_of:
         _require_working_runtime(t)
+
+
+def _require_runtime_in_folder(t: Target) -> None:
+    """A build's folder must hold one of the target's tools (go, erl, java, gcc, ...): one
+    that holds none would run the system's runtime, first found further on PATH, under
+    the build's label."""
+    tools = [tool for tool in t.requires if "/" not in tool]
+    if tools and not any(shutil.which(tool, path=t.build_of.path) for tool in tools):
+        raise TargetError(f"build {t.label}: its folder {t.build_of.path} holds none of {', '.join(tools)}: "
+                          "it would run the system's runtime under the build's name; give the folder with the "
+                          "runtime's executables (its bin)")
 
 
 def _require_working_runtime(t: Target) -> None:

@@ -144,3 +144,17 @@ def test_chat_server_variants_must_name_variants_that_run_chat(tmp_path):
     said = r"chat_server_variants \['a', 'nope'\] must name variants that run chat \(a\)"
     with pytest.raises(targets.TargetError, match=said):
         targets.load_target(folder)
+
+
+def test_a_target_without_a_chat_server_gets_an_n_a_row_in_a_suite(fake_targets, monkeypatch):
+    from msgbench import suites
+    from msgbench.runner import plan_run
+
+    fake = targets.target("fake")
+    monkeypatch.setitem(targets.registry(), "noserver", dataclasses.replace(fake, name="noserver", chat_server=()))
+    scenario = suites.Scenario("chat-server", "chat", {"server": "ws", "groups": 2, "clients_per_group": 3,
+                                                       "duration_s": 0.5}, targets=("fake", "noserver"))
+    plan = plan_run([scenario], None, None, 1, 0, 30.0, strict_targets=False)
+    assert {j.target.name for j in plan.jobs} == {"fake"}
+    [(_, _, _, target, variant, why)] = plan.skipped_points  # stored as an n/a row: it does not vanish
+    assert target.name == "noserver" and variant.name == fake.default_variant and "declares no chat server" in why

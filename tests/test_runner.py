@@ -158,7 +158,8 @@ def test_export_import_and_compare_round_trip(fake_targets, tmp_path, capsys):
     capsys.readouterr()
     assert run_cli("compare", older, newest) == 0
     out_text = capsys.readouterr().out
-    assert "no significant difference" in out_text  # the fake's numbers are identical run to run
+    # One program twice: never a leader; the fake's timings may be too noisy to say more.
+    assert "fake/ok: no significant difference" in out_text or "fake/ok: inconclusive: cv" in out_text
 
 
 def test_import_refuses_a_broken_document(fake_targets, tmp_path, capsys):

@@ -151,7 +151,27 @@ def test_progress_lines_in_a_log_say_elapsed_and_left_once_the_run_is_long(monke
         bar.done("ok")
     first, second = out.getvalue().splitlines()
     assert first == "[1/4] ring n=10 go/default: ok (3.0 s)"  # 3 s in: too early to estimate
-    assert second == "[2/4] ring n=10 go/default: ok (3.0 s); 0:06 elapsed, about 0:06 left"
+    assert second == "[2/4] ring n=10 go/default: ok (3.0 s); 6 s elapsed, about 6 s left"
+
+
+@pytest.mark.parametrize("seconds, said", [(45, "45 s"), (290, "4 min 50 s"), (240, "4 min"),
+                                           (3720, "1 h 02 min"), (59.6, "1 min")])
+def test_times_are_said_in_words_never_as_a_clock(seconds, said):
+    assert progress.duration(seconds) == said
+
+
+def test_the_bar_estimates_from_the_measurements_durations_not_the_recent_pace(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(progress.time, "monotonic", clock)
+    bar = progress.Progress(total=60, stream=io.StringIO())
+    bar.start("chat go/default")
+    clock.now += 10.0
+    bar.done("ok")
+    for _ in range(9):  # quick n/a rows: rich's recent pace would say a few seconds left
+        bar.start("chat go/default")
+        bar.done("unsupported")
+    assert bar.left_s() == pytest.approx(10.0 / 10 * 50)
+    assert bar.times_text() == "; 10 s elapsed, about 50 s left"
 
 
 def test_cli_version_and_help_on_every_option(capsys):

@@ -1,20 +1,23 @@
-"""The report's opening: per scenario, who leads and by how much, verification, loss.
+"""The report's opening, and the short answers that end `run` and `show`: per scenario and
+the metric users compare there, who leads and by how much, verification, loss.
 
-One row per scenario (and run, when the document holds several): its judging metric
-(the plug-in's `primary` for the scenario, else the spec's), the series that is best
-at most points, and at the largest x where two or more series have a number the
-leader's margin over the runner-up as a ratio with a two-sided Mann-Whitney U test of
-their repetitions — three repetitions against three can never reach p < 0.05, and
-the row says "not significant" then rather than hiding the ratio. Verification counts
-the summaries that are ok, failed and n/a; loss is the largest median of any metric
-named loss* (pubsub's loss_ratio).
+One row per scenario and judging metric (the plug-in's `judged_by` for the scenario:
+chat realistic by its latency p99 and achieved send rate, not the offered load every
+target meets; else its `primary`, else the spec's), per run when the document holds
+several. The series compared are the systems, never a reference tool: each system's
+own tool is a ratio of its own ("x own tool"). At the largest x where two or more
+systems have a number, the best and the runner-up are judged by verdict.judge: a leader
+is named only where the Mann-Whitney U test finds them different; otherwise "no
+significant difference" or "inconclusive: ..." (three repetitions against three can
+never reach p < 0.05). A run of several builds is judged each build against the first,
+per target. Verification counts the summaries that are ok, failed and n/a; loss is the
+largest median of any metric named loss* (pubsub's loss_ratio).
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from msgbench import figures, model, stats, units, workloads
-from msgbench.compare import ALPHA
+from msgbench import figures, model, verdict, workloads
 from msgbench.points import canonical, target_label
 
 
@@ -26,40 +29,40 @@ class Finding:
     better: str
     params: str = ""  # what sets this scenario apart from others of the same name (m=10)
     run: str = ""  # the run, when the document holds several (targets compete within a run)
-    leader: str = ""
+    best: str = ""  # the series best at most points (named a leader only when significant)
     leads_at: str = ""  # "4 of 5 points"
     at: str = ""  # where the margin is measured: "senders = 16"
-    ahead: str = ""  # the best series there (usually the leader)
-    runner_up: str = ""
-    ratio: float | None = None  # >= 1: how many times better the leader is
-    p_value: float | None = None
-    samples: tuple[int, int] = (0, 0)
+    judgements: list[verdict.Judgement] = field(default_factory=list)  # best vs runner-up, or each build
+    own_tool: list[str] = field(default_factory=list)  # "redis 0.93x reference/redis_benchmark_sub"
     ok: int = 0
     failed: int = 0
     unsupported: int = 0
     loss: float | None = None
-    two_groups: str = ""  # a compared series whose repetitions fall in two groups: no verdict
 
     @property
     def significant(self) -> bool:
-        return self.p_value is not None and self.p_value < ALPHA and not self.two_groups
+        return any(j.significant for j in self.judgements)
+
+    @property
+    def leader(self) -> str:
+        """The best series, when it is significantly ahead of the runner-up (not for builds)."""
+        return self.best if len(self.judgements) == 1 and self.judgements[0].leader == self.best else ""
+
+    def answer(self) -> str:
+        """The short human answer: "rust ran 1.25 ± 0.30 times faster than go", ...."""
+        if not self.judgements:
+            return "one series only" if self.best else "no numbers"
+        return "; ".join(j.text for j in self.judgements)
 
     def margin_text(self) -> str:
-        """1.23× erlang/default at senders = 16 (the leader there, when another series)."""
-        if self.ratio is None:
-            return "one series only" if self.leader else "no numbers"
-        ahead = "" if self.ahead == self.leader else f"{self.ahead} "
-        return f"{ahead}{self.ratio:.2f}× {self.runner_up} at {self.at}"
+        return self.answer() + (f" at {self.at}" if self.at and self.judgements else "")
 
     def significance_text(self) -> str:
-        if self.ratio is None:
-            return ""
-        if self.p_value is None:
-            return "no repetitions in the document to test"
-        if self.two_groups:
-            return f"inconclusive: its repetitions fall in two groups ({self.two_groups})"
-        verdict = "significant" if self.significant else "not significant"
-        return f"p = {self.p_value:.2g} ({self.samples[0]} vs {self.samples[1]} repetitions): {verdict}"
+        tested = [j for j in self.judgements if j.p_value is not None]
+        if not tested:
+            return "" if not self.judgements else "no p: " + self.judgements[0].text.removeprefix("inconclusive: ")
+        return "; ".join(f"p = {j.p_value:.2g} ({j.samples[0]} vs {j.samples[1]} repetitions): "
+                         f"{'significant' if j.significant else 'not significant'}" for j in tested)
 
     def verification_text(self) -> str:
         parts = [f"{self.ok} of {self.ok + self.failed + self.unsupported} points ok"]
@@ -79,15 +82,17 @@ def findings(doc: dict) -> list[Finding]:
         extras = model.distinguishing([json.loads(key[2]) for key in groups])
         for (scenario, _sweep, _fixed), entries, extra in zip(groups, groups.values(), extras,
                                                               strict=True):
-            metric = plugin.primary(entries[0].params) or data.primary_metric
-            if metric is None:
-                continue
-            # Targets compete within a run; comparing runs is `msgbench compare`'s business.
-            for run_entries in model.group_by(entries, lambda e: e.run.index).values():
-                finding = _finding(data, scenario, run_entries, metric, values)
-                finding.params = model.describe_params(extra)
-                finding.run = run_entries[0].run.label if data.multi_run else ""
-                out.append(finding)
+            reported = set(model.metric_names(entries))
+            judged = [m for m in plugin.judged_by(entries[0].params) if m in reported]
+            for metric in judged or [plugin.primary(entries[0].params) or data.primary_metric]:
+                if metric is None:
+                    continue
+                # Targets compete within a run; comparing runs is `msgbench compare`'s business.
+                for run_entries in model.group_by(entries, lambda e: e.run.index).values():
+                    finding = _finding(data, scenario, run_entries, metric, values)
+                    finding.params = model.describe_params(extra)
+                    finding.run = run_entries[0].run.label if data.multi_run else ""
+                    out.append(finding)
     return out
 
 
@@ -108,36 +113,84 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
     f.loss = max(losses) if losses else None
     if better not in ("higher", "lower"):
         return f
+    measured = [e for e in entries if e.status == "ok" and _median(e, metric) is not None]
+    systems = [e for e in measured if not _is_reference(e)]
+    if len({e.summary.get("build") or "" for e in systems}) > 1:
+        return _builds(f, systems, metric, values)
     sign = 1 if better == "higher" else -1
-    by_x = model.group_by([e for e in entries if e.status == "ok" and _median(e, metric) is not None],
-                          lambda e: e.summary.get("x"))
+    by_x = model.group_by(systems, lambda e: e.summary.get("x"))
     leaders = []
     for members in by_x.values():
         ranked = sorted(members, key=lambda e: -sign * _median(e, metric))
         leaders.append(_who(ranked[0]))
     if not leaders:
         return f
-    f.leader = max(dict.fromkeys(leaders), key=leaders.count)
-    f.leads_at = f"{leaders.count(f.leader)} of {len(leaders)} point{'s' if len(leaders) > 1 else ''}"
+    f.best = max(dict.fromkeys(leaders), key=leaders.count)
+    f.leads_at = f"{leaders.count(f.best)} of {len(leaders)} point{'s' if len(leaders) > 1 else ''}"
     contested = [x for x, members in by_x.items() if len(members) > 1]
     if not contested:
         return f
     x = max(contested, key=model.sort_key)
     best, second = sorted(by_x[x], key=lambda e: -sign * _median(e, metric))[:2]
-    a, b = _median(best, metric), _median(second, metric)
-    if a > 0 and b > 0:
-        f.ratio = a / b if better == "higher" else b / a
-    f.ahead, f.runner_up = _who(best), _who(second)
-    sweep = best.summary.get("sweep")
-    f.at = f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else "its one point"
-    sample_a, sample_b = values.get(_key(best), {}).get(metric, []), values.get(_key(second), {}).get(metric, [])
-    f.samples = (len(sample_a), len(sample_b))
-    if sample_a and sample_b:
-        f.p_value = stats.mann_whitney(sample_a, sample_b).p_value
-    f.two_groups = "; ".join(f"{who}: {stats.groups_text(groups, units.number)}"
-                             for who, sample in ((f.ahead, sample_a), (f.runner_up, sample_b))
-                             if (groups := stats.two_groups(sample)))
+    f.at = _at(best, x)
+    f.judgements.append(_judge(best, second, metric, better, values))
+    f.own_tool = _own_tools(by_x[x], [e for e in measured if _is_reference(e) and e.summary.get("x") == x],
+                            metric, better)
     return f
+
+
+def _judge(a: model.Entry, b: model.Entry, metric: str, better: str, values: dict) -> verdict.Judgement:
+    """verdict.judge of two series' repetitions at a point; from their medians alone, when
+    the document keeps no repetitions (an import), which no test can judge."""
+    sample_a, sample_b = values.get(_key(a), {}).get(metric, []), values.get(_key(b), {}).get(metric, [])
+    if sample_a and sample_b:
+        return verdict.judge(_who(a), sample_a, _who(b), sample_b, better, metric)
+    return verdict.Judgement(verdict.INCONCLUSIVE, "inconclusive: no repetitions in the document to test")
+
+
+def _builds(f: Finding, systems: list[model.Entry], metric: str, values: dict) -> Finding:
+    """Each build against the first, per target and variant, at the largest x both measured."""
+    first = systems[0].summary.get("build") or ""
+    f.best = first
+    for _, series in model.group_by(systems, lambda e: (e.summary["target"], e.summary["variant"])).items():
+        base = {e.summary.get("x"): e for e in series if (e.summary.get("build") or "") == first}
+        for build, others in model.group_by(series, lambda e: e.summary.get("build") or "").items():
+            if build == first:
+                continue
+            common = [e.summary.get("x") for e in others if e.summary.get("x") in base]
+            if not common:
+                continue
+            x = max(common, key=model.sort_key)
+            other = next(e for e in others if e.summary.get("x") == x)
+            f.at = _at(other, x)
+            f.judgements.append(_judge(other, base[x], metric, f.better, values))
+    return f
+
+
+def _own_tools(systems: list[model.Entry], tools: list[model.Entry], metric: str, better: str) -> list[str]:
+    """Each system against the reference tool that measures it (tables.reference_for's rule:
+    its variant's, else its target's, else everyone's), at one point: above 1.00x better."""
+    out = []
+    for e in systems:
+        s = e.summary
+        for measured in (f"{s['target']}/{s['variant']}", s["target"], None):
+            tool = next((t for t in reversed(tools) if measured in (t.summary.get("reference_for") or [None])), None)
+            if tool:
+                mine, theirs = _median(e, metric), _median(tool, metric)
+                if mine and theirs:
+                    ratio = mine / theirs if better == "higher" else theirs / mine
+                    out.append(f"{_who(e)} {ratio:.2f}x {_who(tool)}")
+                break
+    return out
+
+
+def _at(entry: model.Entry, x) -> str:
+    sweep = entry.summary.get("sweep")
+    return f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else "its one point"
+
+
+def _is_reference(entry: model.Entry) -> bool:
+    return entry.summary.get("variant_label") == "reference"
 
 
 def _who(entry: model.Entry) -> str:

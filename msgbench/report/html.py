@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from importlib import resources
 
 import msgbench
-from msgbench import hosts, model, probe, workloads
+from msgbench import hosts, model, probe, screen, workloads
 from msgbench.figures import format_value, metric_label
 from msgbench.report import findings
 from msgbench.report.sections import extra_sections, section
@@ -100,7 +100,7 @@ def render_html(doc: dict, *, title: str | None = None, history: list[dict] | No
         "target, failed = no valid result; neither is ever drawn as zero.</p>",
         _toc(sections, bool(history)),
         "</header><main>",
-        _findings_html(findings.findings(doc)),
+        _findings_html(findings.findings(doc), _noise_lines(runs)),
         *(_section_html(s) for s in sections),
         _history_html(history),
         _runs_html(runs),
@@ -130,33 +130,46 @@ def _toc(sections: list[dict], history: bool) -> str:
 _ARROW = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
 
 
-def _findings_html(rows: list[findings.Finding]) -> str:
+def _noise_lines(runs: list[dict]) -> list[str]:
+    """Per run, how many points were noisy and why (the terminal's line): the Findings'
+    first words, since a noisy point's leader is less certain."""
+    out = []
+    for run in runs:
+        line = screen.noise_line(run.get("summary") or [])
+        if line:
+            out.append(line + (f" in run {run.get('id')}" if len(runs) > 1 else ""))
+    return out
+
+
+def _findings_html(rows: list[findings.Finding], noise: list[str] | None = None) -> str:
     e = html.escape
     parts = ['<section id="findings" class="findings"><h2>Findings</h2>',
-             '<p class="description">Per scenario: the target best at most points; its margin '
-             "over the runner-up at the largest x where both have a number, with a two-sided "
-             "Mann-Whitney U test of their repetitions (p &lt; 0.05 is significant; three "
-             "repetitions against three can never reach it); the points that passed "
-             "verification; loss where the workload counts it.</p>"]
+             '<p class="description">Per scenario, by the metric compared there: the best system '
+             "against the runner-up at the largest x both measured (builds: each against the first), "
+             "named a leader only where a two-sided Mann-Whitney U test of their repetitions finds a "
+             "difference (p &lt; 0.05; three repetitions against three can never reach it); each "
+             "system against its own reference tool; the points that passed verification.</p>"]
+    parts += [f'<p class="noise">{html.escape(line)}</p>' for line in noise or []]
     if not rows:
         parts.append('<p class="empty">No scenario has a number to compare.</p>')
         parts.append("</section>")
         return "\n".join(parts)
     multi_run = any(f.run for f in rows)
-    head = ["scenario", *(["run"] if multi_run else []), "judged by", "leader", "margin",
-            "significance", "verification", "loss"]
+    with_tools = any(f.own_tool for f in rows)
+    head = ["scenario", *(["run"] if multi_run else []), "judged by", "leader", "answer",
+            "significance", *(["x own tool"] if with_tools else []), "verification", "loss"]
     parts.append('<table class="data findings-table"><thead><tr>'
                  + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>")
     for f in rows:
         scenario = f"{f.workload}: {f.scenario}" + (f" ({f.params})" if f.params else "")
-        leader = (f'{e(f.leader)}<div class="sub">best at {e(f.leads_at)}</div>' if f.leader
-                  else "—")
+        leader = (f'{e(f.leader)}<div class="sub">best at {e(f.leads_at)}</div>' if f.leader else "—")
         loss = "—" if f.loss is None else format_value(f.loss)
         cells = [f"<td>{e(scenario)}</td>", *([f"<td>{e(f.run)}</td>"] if multi_run else []),
                  f"<td>{e(metric_label(f.metric))} {e(_ARROW.get(f.better, ''))}</td>",
                  f'<td class="leader">{leader}</td>', f'<td class="margin">{e(f.margin_text())}</td>',
                  f'<td class="{"significant" if f.significant else "insignificant"}">'
                  f"{e(f.significance_text())}</td>",
+                 *([f'<td class="own-tool">{"<br>".join(map(e, f.own_tool)) or "—"}</td>'] if with_tools else []),
                  f'<td class="{"failed" if f.failed else "ok"}">{e(f.verification_text())}</td>',
                  f"<td>{e(loss)}</td>"]
         parts.append(f'<tr data-finding="{e(f.workload)}">' + "".join(cells) + "</tr>")

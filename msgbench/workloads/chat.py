@@ -157,4 +157,12 @@ HEADLINE = Headline("chat: messages received per second (higher is better) and p
     Column("latency_p99_us", "p99", units.duration_us),
 ))
 
-PLUGIN = Plugin(name="chat", order=5, section=section, seed_text=seed_text, headline=lambda params: HEADLINE)
+def judged_by(params: dict) -> tuple[str, ...]:
+    """Stress: what arrived before T. Realistic: every target receives what the users'
+    think times offer, so it is judged by how late (latency p99) and whether the senders
+    held the requested rate (achieved_send_ratio)."""
+    return ("latency_p99_us", "achieved_send_ratio") if params.get("think_ms") else ("received_per_s",)
+
+
+PLUGIN = Plugin(name="chat", order=5, section=section, seed_text=seed_text, headline=lambda params: HEADLINE,
+                judged_by=judged_by)

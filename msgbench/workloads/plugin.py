@@ -60,6 +60,10 @@ def _spec_primary(params: dict) -> None:
     return None
 
 
+def _primary_judges(params: dict) -> tuple[str, ...]:
+    return ()
+
+
 def _no_page_graphs(data: model.WorkloadData) -> list[dict]:
     return []
 
@@ -92,6 +96,10 @@ class Plugin:
     # primary(params): the metric a scenario with these params is judged by, when it is
     # not the spec's primary metric (socket echo: round trip, not bandwidth); None = the spec's.
     primary: Callable[[dict], str | None] = _spec_primary
+    # judged_by(params): the metrics the Findings judge a scenario by, when users compare
+    # it by others than `primary` (chat realistic: latency p99 and the achieved send rate,
+    # where every target receives the offered load); () = primary's one.
+    judged_by: Callable[[dict], tuple[str, ...]] = _primary_judges
     # headline(params): what the terminal's table shows of a point (round trip for
     # socket echo, MB/s for flow, ...), or None for the spec's primary metric.
     headline: Callable[[dict], Headline | None] = _primary_headline

@@ -5,8 +5,6 @@ import hashlib
 import json
 import re
 
-import pytest
-
 from msgbench import report
 from msgbench.report import html
 
@@ -46,15 +44,9 @@ def test_the_findings_name_the_leader_its_margin_and_verification(one_run):
     findings = page[page.index('id="findings"'):page.index('data-workload="ring"')]
     # fanin message-1: go is fastest at every sender count (SPEED in report_fixtures).
     row = next(r for r in findings.split("<tr")[1:] if "fanin-message-1" in r)
-    assert '<td class="leader">go/default<div class="sub">best at 5 of 5 points</div>' in row
-    assert "× erlang/default at senders = 16" in row
-    medians = {s["target"]: s["metrics"]["receive_throughput_per_s"]["median"]
-               for s in one_run["runs"][0]["summary"]
-               if s["scenario"] == "fanin-message-1" and s["params"]["senders"] == 16
-               and s["status"] == "ok"}
-    ratio = float(re.search(r"([0-9.]+)× erlang/default", row).group(1))
-    assert ratio == pytest.approx(medians["go"] / medians["erlang"], abs=0.005)
-    assert "(3 vs 3 repetitions): not significant" in row  # exact U test: p >= 0.1 at n = 3
+    # Three repetitions a side can never differ significantly: no leader, and the answer says why.
+    assert '<td class="leader">—</td>' in row
+    assert "inconclusive: too few repetitions (3 a side can never reach p&lt;0.05) at senders = 16" in row
     assert "14 of 15 points ok, 1 failed" in row  # c failed verification at 16 senders
     mixed = next(r for r in findings.split("<tr")[1:] if "fanin-mixed-10" in r)
     assert "10 of 15 points ok, 5 n/a" in mixed  # go: exit signals unsupported at every x
