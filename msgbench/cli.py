@@ -472,7 +472,7 @@ def cmd_run(args) -> int:
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
     if not args.no_probe:
-        plan.noise_floor = probe.measure()
+        plan.noise_floor = probe.measure(cpus.layout(plan.cpu_policy).measured)
     store = _store(args)
     _say_estimate(plan, store)
     run_id, status = execute(plan, store, args.suite)

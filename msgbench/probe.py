@@ -1,18 +1,20 @@
 """The noise floor: how steady this machine is right now, measured before every run.
 
 targets/c's msgbench-limits (the program behind `msgbench limits`) runs its pipe
-ping-pong, two threads placed by the scheduler as the workloads' are, over about a second
+ping-pong, two threads placed as the run places its workers (msgbench/cpus.py), over about a second
 in slices; the coefficient of variation of the slices' rates is the run's noise floor,
 stored in its metadata as "noise_floor" and shown beside its results. A workload measured
 on a machine whose own floor is at 9% cannot be expected to hold still within 3%.
 """
 
 import json
+import os
 import shlex
 import statistics
 import subprocess
 
 from msgbench import targets
+from msgbench.cpus import cpu_list
 from msgbench.store import now_iso
 
 SECONDS, SLICES = 1.1, 11  # the first slice is a warm-up (threads, pipes, caches): dropped
@@ -27,9 +29,11 @@ def binary():
     return targets.target("c").folder / "bin" / "msgbench-limits"
 
 
-def measure() -> dict:
+def measure(cpus: frozenset[int] | None = None) -> dict:
     """{"rate_per_s", "cv", "slices", "seconds", "command", "measured_at"}, or
-    {"skipped": why} where it cannot run (the program not built, not Linux...)."""
+    {"skipped": why} where it cannot run (the program not built, not Linux...).
+    cpus: where the run's measured processes will run (msgbench/cpus.py): the probe runs
+    there too, so its floor is the one the measurements stand on."""
     try:
         path = binary()
     except targets.TargetError as exc:
@@ -38,7 +42,8 @@ def measure() -> dict:
         return {"skipped": f"{path} is not built (make build)"}
     argv = [str(path), "--probe", f"{SECONDS:g}", str(SLICES)]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIME_LIMIT_S, check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIME_LIMIT_S, check=False,
+                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"skipped": f"{shlex.join(argv)}: {exc}"}
     if proc.returncode != 0:
@@ -51,7 +56,8 @@ def measure() -> dict:
     mean = statistics.fmean(rates)
     return {"rate_per_s": round(statistics.median(rates)), "cv": round(statistics.stdev(rates) / mean, 4),
             "slices": len(rates), "seconds": round(sum(data["probe_seconds"][1:]), 3),
-            "command": "targets/c/bin/msgbench-limits " + shlex.join(argv[1:]), "measured_at": now_iso()}
+            "command": "targets/c/bin/msgbench-limits " + shlex.join(argv[1:]), "measured_at": now_iso(),
+            "cpus": cpu_list(cpus) if cpus else "any"}
 
 
 def line(floor: dict | None) -> str | None:
@@ -64,4 +70,5 @@ def line(floor: dict | None) -> str | None:
     cv = floor["cv"]
     verdict = ("quiet" if cv < QUIET_CV else "some noise: expect intervals of a few %" if cv < NOISY_CV
                else "noisy: expect wide intervals")
-    return f"noise floor: pipe ping-pong cv {cv:.1%} over {floor['slices']} slices ({verdict})"
+    where = f" on CPU {floor['cpus']}" if floor.get("cpus") not in (None, "any") else ""
+    return f"noise floor: pipe ping-pong{where} cv {cv:.1%} over {floor['slices']} slices ({verdict})"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import probe, report, results
+from msgbench import cpus, probe, report, results
 from msgbench.cli import main
 from msgbench.store import Store
 
@@ -34,8 +34,11 @@ def test_the_noise_floor_is_stored_with_the_run_and_shown(fake_targets, limits_b
     floor = store.run(run_id)["metadata"]["noise_floor"]
     assert floor["slices"] == probe.SLICES - 1 and floor["rate_per_s"] > 0 and 0 <= floor["cv"] < 5, floor
     assert 0.5 < floor["seconds"] < 1.5  # about a second of ping-pong, the warm-up slice left out
+    measured = cpus.layout(cpus.PINNED).measured  # the run's default placement: the probe runs there too
+    assert floor["cpus"] == (cpus.cpu_list(measured) if measured else "any")
     line = probe.line(floor)
-    assert line.startswith(f"noise floor: pipe ping-pong cv {floor['cv']:.1%} over 10 slices (")
+    where = f" on CPU {floor['cpus']}" if measured else ""
+    assert line.startswith(f"noise floor: pipe ping-pong{where} cv {floor['cv']:.1%} over 10 slices (")
     assert line in out  # beside the results of run
     assert main(["show", run_id]) == 0
     assert line in capsys.readouterr().out  # and of show
