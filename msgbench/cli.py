@@ -598,8 +598,7 @@ def cmd_import(args) -> int:
     except registry.FormatError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     store = _store(args)
-    for run in runs:
-        run_id = store.import_run(run, str(args.file))
+    for run_id, run in zip(store.import_runs(runs, str(args.file)), runs, strict=True):  # all or none
         print(f"imported run {run_id} ({len(run['measurements'])} measurements)")
     return EXIT_OK
 
