@@ -335,6 +335,7 @@ def cmd_run(args) -> int:
         warmup = args.warmup
     if args.reference:
         target_names = _with_reference_targets(target_names, scenarios)
+    _check_precision(args, repeat)  # before builds.expand writes any build's folder
     declared = [builds.parse_option(text) for text in args.build]
     if args.builds:
         declared += builds.load_file(args.builds)
@@ -343,10 +344,6 @@ def cmd_run(args) -> int:
                     builds=builds.expand(declared))
     plan.notes = notes + plan.notes
     if args.precision is not None:
-        if args.precision <= 0:
-            raise UsageError("--precision must be above 0%, e.g. 2%")
-        if args.max_repeat < repeat:
-            raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
         plan.precision, plan.max_repeat = args.precision, args.max_repeat
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
     if args.place and not args.hosts:
@@ -400,6 +397,23 @@ def _names(text: str | None, option: str) -> list[str] | None:
     if twice:
         raise UsageError(f"{option} {text!r} names {', '.join(twice)} more than once; name each once")
     return names
+
+
+# --max-repeat's ceiling: past a few hundred repetitions a point's interval shrinks by
+# under 1% per hundred more, while the run grows without bound (docs/decisions.md).
+MAX_REPEAT_LIMIT = 1000
+
+
+def _check_precision(args, repeat: int) -> None:
+    """--precision and --max-repeat, refused before anything is written."""
+    if not 1 <= args.max_repeat <= MAX_REPEAT_LIMIT:
+        raise UsageError(f"--max-repeat {args.max_repeat} is out of range: it takes 1 to {MAX_REPEAT_LIMIT:,}")
+    if args.precision is None:
+        return
+    if args.precision <= 0:
+        raise UsageError("--precision must be above 0%, e.g. 2%")
+    if args.max_repeat < repeat:
+        raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
 
 
 def _positive_seconds(text: str) -> float:

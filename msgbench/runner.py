@@ -7,6 +7,7 @@ ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
 import contextlib
+import math
 import os
 import resource
 import shlex
@@ -268,10 +269,16 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
             f"({processes:,} processes x {target.process_bytes(wl.name):,} B): it will not fit in this "
             f"machine's {have / 2**30:,.1f} GiB"
         )
-    limit = scenario.timeout_s or timeout_s or DEFAULT_TIMEOUT_S
+    given = scenario.timeout_s or timeout_s  # the user's (or the suite's) own limit
+    limit = given or DEFAULT_TIMEOUT_S
     floor = wl.raw.get("time_limit_s")
     if floor:
-        limit = max(limit, float(expr.evaluate(floor, params)))
+        needed = float(expr.evaluate(floor, params))
+        if given and needed > given:  # a limit the user set is never raised behind their back
+            which = f"the scenario's timeout_s = {given:g}" if scenario.timeout_s else f"--timeout {given:g}"
+            raise PlanError(f"{wl.name} with {_shown(params)} needs a time limit of at least {math.ceil(needed):,} s "
+                            f"({floor}); {which} allows less: give at least that, or shorten the point")
+        limit = max(limit, needed)
     return Job(
         scenario=scenario, x=x, params=params, target=target, variant=variant,
         repeat=scenario.repeat or repeat, warmup=scenario.warmup if scenario.warmup is not None else warmup,
