@@ -22,6 +22,7 @@ from msgbench import (
     results,
     screen,
     spec,
+    storefile,
     suites,
     tables,
     targets,
@@ -29,7 +30,7 @@ from msgbench import (
     trend,
     workloads,
 )
-from msgbench.formats import markdown, registry
+from msgbench.formats import markdown, otp, registry
 from msgbench.paths import default_store_path
 from msgbench.points import machine_name, machine_text
 from msgbench.runner import DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
@@ -82,8 +83,16 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_INTERRUPTED
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line naming it and where the options are listed,
+    not the command's whole usage (12 lines for `run`) with the reason at the end."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; `{self.prog} --help` lists the options\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="msgbench", description=__doc__)
+    parser = _OneLineParser(prog="msgbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"msgbench {__version__}",
                         help="print msgbench's version and exit")
     parser.add_argument("--store", type=Path, default=None,
@@ -586,6 +595,9 @@ def cmd_logs(args) -> int:
 def cmd_export(args) -> int:
     store = _store(args)
     doc = results.run_document(store, [store.resolve(r) for r in args.runs])
+    if args.format == "otp" and not otp.has_results(doc):  # an empty document would read as "nothing measured"
+        raise UsageError(f"{', '.join(r['id'] for r in doc['runs'])}: no fanin results, and --format otp "
+                         "writes only those (the OTP page's format); --format json, csv or md write any run")
     text = registry.FORMATS[args.format].render(doc)
     if args.output:
         write_output(args.output, text)
@@ -744,22 +756,34 @@ def cmd_report(args) -> int:
 
 def cmd_serve(args) -> int:
     from msgbench import web
+    from msgbench.web.server import StoreUnusable
 
     path = args.store or default_store_path()
+    Store(path).close()  # a store that cannot be used is said now, in one line, not on the page
 
     # The page's server answers on several threads; an SQLite connection belongs to
     # the thread that opened it, so each request opens the store afresh.
+    def opened() -> Store:
+        try:
+            return Store(path)
+        except StoreError as exc:  # broken since the server started: not "no such run"
+            raise StoreUnusable(str(exc)) from None
+
     def list_runs() -> list[dict]:
-        store = Store(path)
+        store = opened()
         try:
             return store.runs()
+        except sqlite3.Error as exc:
+            raise StoreUnusable(str(storefile.problem(store.path, exc))) from None
         finally:
             store.close()
 
     def load_run(run_id: str) -> dict:
-        store = Store(path)
+        store = opened()
         try:
             return results.run_document(store, [store.resolve(run_id)])
+        except sqlite3.Error as exc:
+            raise StoreUnusable(str(storefile.problem(store.path, exc))) from None
         finally:
             store.close()
 
