@@ -354,6 +354,9 @@ def cmd_run(args) -> int:
     plan.notes = notes + plan.notes
     if args.precision is not None:
         plan.precision, plan.max_repeat = args.precision, args.max_repeat
+    if args.remote is not None and (not args.remote or args.remote.startswith("-")):
+        raise UsageError(f"--remote {args.remote!r}: give USER@HOST or a host name (not empty, not starting "
+                         "with '-', which ssh would read as an option)")
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
     if args.place and not args.hosts:
         raise UsageError(f"--place {args.place} names hosts: give the inventory with --hosts FILE")

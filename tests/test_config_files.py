@@ -148,3 +148,10 @@ def test_an_inventory_with_an_ordinary_merge_key_still_loads(tmp_path):
     inv = hosts.load_inventory(path)
     assert inv.hosts["h1"].options == ["-o", "HostName=10.0.0.5", "-l", "bench", "-p", "2222"]
     assert inv.hosts["h2"].options == ["-l", "bench", "-p", "2222"]
+
+
+def test_a_remote_host_starting_with_a_dash_never_reaches_ssh(fake_targets, capsys):
+    assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote",
+                   "--remote=-V", "--no-build") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not starting with '-'" in err[0], err
