@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
-from msgbench import targets
+from msgbench import configfile, targets
 from msgbench.paths import builds_dir
 from msgbench.targets import Build
 
@@ -52,35 +52,49 @@ def parse_option(text: str) -> tuple[str, Build]:
 
 
 def load_file(path: Path) -> list[tuple[str, Build]]:
-    """Every [[build]] of a builds.toml."""
+    """Every [[build]] of a builds.toml; a malformed one is one line naming the file, the
+    key and what it takes."""
     try:
-        raw = tomllib.loads(Path(path).read_text())
-    except OSError as exc:
-        raise BuildError(f"cannot read {path}: {exc.strerror}") from None
+        raw = tomllib.loads(configfile.read_text(path, "the builds file"))
+    except configfile.ConfigError as exc:
+        raise BuildError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise BuildError(f"{path}: not TOML: {exc}") from None
     entries = raw.get("build")
     if not isinstance(entries, list) or not entries:
         raise BuildError(f"{path}: expected one or more [[build]] tables")
-    found = []
+    try:
+        return [_entry(entry, path, i) for i, entry in enumerate(entries, start=1)]
+    except configfile.ConfigError as exc:
+        raise BuildError(str(exc)) from None
+
+
+def _entry(entry: object, path: Path, i: int) -> tuple[str, Build]:
+    where = f"build {i}"
     allowed = {"target", "label", "path", "env", "args"}
-    for i, entry in enumerate(entries, start=1):
-        where = f"{path}, build {i}"
-        unknown = sorted(set(entry) - allowed)
-        if unknown:
-            raise BuildError(f"{where}: unknown key {unknown[0]!r}; a build has {', '.join(sorted(allowed))}")
-        target, label = entry.get("target"), entry.get("label")
-        if not isinstance(target, str) or not isinstance(label, str):
-            raise BuildError(f"{where}: target and label are required text")
-        env, args = entry.get("env", {}), entry.get("args", [])
-        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-            raise BuildError(f"{where}: env must be a table of text values")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise BuildError(f"{where}: args must be a list of text")
-        build = Build(label=label, path=str(entry.get("path", "")), env=tuple(sorted(env.items())),
-                      args=tuple(args))
-        found.append((target, _checked(build, target, where)))
-    return found
+    entry = configfile.table(entry, path, where, empty_ok=False)
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise BuildError(f"{path}, {where}: unknown key {unknown[0]!r}; a build has {', '.join(sorted(allowed))}")
+    for key in ("target", "label"):
+        if key not in entry:
+            raise BuildError(f"{path}, {where}: {key} is required (text)")
+    target = configfile.text(entry["target"], path, f"{where}.target")
+    label = configfile.text(entry["label"], path, f"{where}.label")
+    folder = configfile.text(entry.get("path", ""), path, f"{where}.path")
+    env = configfile.table(entry.get("env", {}), path, f"{where}.env")
+    for name, value in env.items():
+        if not name or "=" in name or any(ord(c) < 32 for c in name):
+            raise configfile.wrong(path, f"{where}.env", "a table of variable names (no '=', no control "
+                                   "characters)", name)
+        configfile.text(value, path, f"{where}.env.{name}")
+    args = entry.get("args", [])
+    if not isinstance(args, list):
+        raise configfile.wrong(path, f"{where}.args", "a list of text", args)
+    for n, arg in enumerate(args, start=1):
+        configfile.text(arg, path, f"{where}.args[{n}]")
+    build = Build(label=label, path=folder, env=tuple(sorted(env.items())), args=tuple(args))
+    return target, _checked(build, target, f"{path}, {where}")
 
 
 def _checked(build: Build, target: str, where: str) -> Build:

@@ -28,6 +28,7 @@ from msgbench import (
     results,
     screen,
     spec,
+    storefile,
     suites,
     tables,
     targets,
@@ -36,7 +37,7 @@ from msgbench import (
     tuning,
     workloads,
 )
-from msgbench.formats import markdown, registry
+from msgbench.formats import markdown, otp, registry
 from msgbench.paths import default_store_path
 from msgbench.points import machine_name, machine_text
 from msgbench.runner import DEFAULT_BUDGET_PRECISION, DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
@@ -89,8 +90,16 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_INTERRUPTED
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line naming it and where the options are listed,
+    not the command's whole usage (12 lines for `run`) with the reason at the end."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; `{self.prog} --help` lists the options\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="msgbench", description=__doc__)
+    parser = _OneLineParser(prog="msgbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"msgbench {__version__}",
                         help="print msgbench's version and exit")
     parser.add_argument("--store", type=Path, default=None,
@@ -404,6 +413,15 @@ def cmd_run(args) -> int:
         warmup = args.warmup
     if args.reference:
         target_names = _with_reference_targets(target_names, scenarios)
+    budget = _duration(args.budget, "--budget") if args.budget is not None else (
+        suite.budget_s if args.suite else None)
+    if budget is not None:
+        if budget <= 0:
+            raise UsageError(f"--budget {budget:g}s is not a time to spend: give a positive time, e.g. 4m")
+        if args.precision is None:
+            args.precision = DEFAULT_BUDGET_PRECISION
+    min_time = _min_time(args, suite if args.suite else None)
+    _check_precision(args, repeat)  # before builds.expand writes any build's folder
     declared = [builds.parse_option(text) for text in args.build]
     if args.builds:
         declared += builds.load_file(args.builds)
@@ -416,21 +434,12 @@ def cmd_run(args) -> int:
                     strict_targets=bool(target_names) and not args.reference,
                     builds=declared_builds)
     plan.notes = notes + plan.notes
-    budget = _duration(args.budget, "--budget") if args.budget is not None else (
-        suite.budget_s if args.suite else None)
-    if budget is not None:
-        if budget <= 0:
-            raise UsageError(f"--budget {budget:g}s is not a time to spend: give a positive time, e.g. 4m")
-        plan.budget_s = budget
-        if args.precision is None:
-            args.precision = DEFAULT_BUDGET_PRECISION
-    plan.min_time_s = _min_time(args, suite if args.suite else None)
+    plan.budget_s, plan.min_time_s = budget, min_time
     if args.precision is not None:
-        if args.precision <= 0:
-            raise UsageError("--precision must be above 0%, e.g. 2%")
-        if args.max_repeat < repeat:
-            raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
         plan.precision, plan.max_repeat = args.precision, args.max_repeat
+    if args.remote is not None and (not args.remote or args.remote.startswith("-")):
+        raise UsageError(f"--remote {args.remote!r}: give USER@HOST or a host name (not empty, not starting "
+                         "with '-', which ssh would read as an option)")
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
     try:
         plan.cpu_policy = cpus.check_policy(args.cpus)
@@ -537,6 +546,23 @@ def _duration(text: str, option: str) -> float:
         raise UsageError(f"{option} {text!r} is not a time: give a number with ms, s, m or h, e.g. 4m or 0.5s")
     scale = {"ms": 0.001, "s": 1, None: 1, "m": 60, "min": 60, "h": 3600}[match.group(2)]
     return float(match.group(1)) * scale
+
+
+# --max-repeat's ceiling: past a few hundred repetitions a point's interval shrinks by
+# under 1% per hundred more, while the run grows without bound (docs/decisions.md).
+MAX_REPEAT_LIMIT = 1000
+
+
+def _check_precision(args, repeat: int) -> None:
+    """--precision and --max-repeat, refused before anything is written."""
+    if not 1 <= args.max_repeat <= MAX_REPEAT_LIMIT:
+        raise UsageError(f"--max-repeat {args.max_repeat} is out of range: it takes 1 to {MAX_REPEAT_LIMIT:,}")
+    if args.precision is None:
+        return
+    if args.precision <= 0:
+        raise UsageError("--precision must be above 0%, e.g. 2%")
+    if args.max_repeat < repeat:
+        raise UsageError(f"--max-repeat {args.max_repeat} is below the {repeat} repetitions planned")
 
 
 def _positive_seconds(text: str) -> float:
@@ -717,6 +743,9 @@ def cmd_logs(args) -> int:
 def cmd_export(args) -> int:
     store = _store(args)
     doc = results.run_document(store, [store.resolve(r) for r in args.runs])
+    if args.format == "otp" and not otp.has_results(doc):  # an empty document would read as "nothing measured"
+        raise UsageError(f"{', '.join(r['id'] for r in doc['runs'])}: no fanin results, and --format otp "
+                         "writes only those (the OTP page's format); --format json, csv or md write any run")
     text = registry.FORMATS[args.format].render(doc)
     if args.output:
         write_output(args.output, text)
@@ -743,8 +772,7 @@ def cmd_import(args) -> int:
     except registry.FormatError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     store = _store(args)
-    for run in runs:
-        run_id = store.import_run(run, str(args.file))
+    for run_id, run in zip(store.import_runs(runs, str(args.file)), runs, strict=True):  # all or none
         print(f"imported run {run_id} ({len(run['measurements'])} measurements)")
     return EXIT_OK
 
@@ -926,22 +954,34 @@ def cmd_report(args) -> int:
 
 def cmd_serve(args) -> int:
     from msgbench import web
+    from msgbench.web.server import StoreUnusable
 
     path = args.store or default_store_path()
+    Store(path).close()  # a store that cannot be used is said now, in one line, not on the page
 
     # The page's server answers on several threads; an SQLite connection belongs to
     # the thread that opened it, so each request opens the store afresh.
+    def opened() -> Store:
+        try:
+            return Store(path)
+        except StoreError as exc:  # broken since the server started: not "no such run"
+            raise StoreUnusable(str(exc)) from None
+
     def list_runs() -> list[dict]:
-        store = Store(path)
+        store = opened()
         try:
             return store.runs()
+        except sqlite3.Error as exc:
+            raise StoreUnusable(str(storefile.problem(store.path, exc))) from None
         finally:
             store.close()
 
     def load_run(run_id: str) -> dict:
-        store = Store(path)
+        store = opened()
         try:
             return results.run_document(store, [store.resolve(run_id)])
+        except sqlite3.Error as exc:
+            raise StoreUnusable(str(storefile.problem(store.path, exc))) from None
         finally:
             store.close()
 

@@ -29,9 +29,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from msgbench import remote, sysinfo, tempdirs
+from msgbench import configfile, remote, sysinfo, tempdirs
 from msgbench.paths import REPO_ROOT
 
 LOCAL = "local"
@@ -80,13 +78,18 @@ class Inventory:
 
 
 def load_inventory(path: Path) -> Inventory:
-    """msgbench's TOML ([hosts.NAME] with dir, deploy) or an Ansible YAML inventory."""
+    """msgbench's TOML ([hosts.NAME] with dir, deploy) or an Ansible YAML inventory; any
+    malformed one is a HostError of one line naming the file, the key and what it takes."""
     try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise HostError(f"cannot read the hosts file {path}: {exc.strerror}") from None
-    if Path(path).suffix in (".yml", ".yaml"):
-        return _ansible(text, path)
+        text = configfile.read_text(path, "the hosts file")
+        if Path(path).suffix in (".yml", ".yaml"):
+            return _ansible(text, path)
+        return _toml(text, path)
+    except configfile.ConfigError as exc:
+        raise HostError(str(exc)) from None
+
+
+def _toml(text: str, path) -> Inventory:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -97,17 +100,26 @@ def load_inventory(path: Path) -> Inventory:
         raise HostError(f"the hosts file {path} has unknown keys {', '.join(sorted(unknown))}; "
                         "it takes ssh_config, hosts_ssh_config and [hosts.NAME] tables")
     hosts = {}
-    for alias, entry in raw.get("hosts", {}).items():
-        extra = set(entry) - {"dir", "deploy", "python"}
+    for alias, entry in configfile.table(raw.get("hosts"), path, "hosts").items():
+        key = f"hosts.{alias}"
+        configfile.host_name(alias, path, key)
+        extra = set(configfile.table(entry, path, key, empty_ok=False)) - {"dir", "deploy", "python"}
         if extra:
             raise HostError(f"host {alias} in {path} has unknown keys {', '.join(sorted(extra))}; "
                             "a host takes dir, deploy and python")
-        hosts[alias] = _host(alias, entry.get("dir"), entry.get("deploy", "rsync"), path,
-                             python=entry.get("python", "python3"))
-    config = raw.get("ssh_config")
+        hosts[alias] = _host(alias, _optional_text(entry, "dir", path, key),
+                             configfile.text(entry.get("deploy", "rsync"), path, f"{key}.deploy"), path,
+                             python=configfile.text(entry.get("python", "python3"), path, f"{key}.python"))
+    config = _optional_text(raw, "ssh_config", path)
     if config:
         config = str((Path(path).parent / Path(config).expanduser()).resolve())
-    return Inventory(hosts=hosts, ssh_config=config, source=str(path), hosts_ssh_config=raw.get("hosts_ssh_config"))
+    return Inventory(hosts=hosts, ssh_config=config, source=str(path),
+                     hosts_ssh_config=_optional_text(raw, "hosts_ssh_config", path))
+
+
+def _optional_text(entry: dict, name: str, path, prefix: str = "") -> str | None:
+    value = entry.get(name)
+    return None if value is None else configfile.text(value, path, f"{prefix}.{name}" if prefix else name)
 
 
 def _host(alias, directory, deploy, path, **kw) -> Host:
@@ -121,33 +133,44 @@ def _host(alias, directory, deploy, path, **kw) -> Host:
 def _ansible(text: str, path) -> Inventory:
     """An Ansible YAML inventory: every host of every group; ansible_host, ansible_user,
     ansible_port and msgbench_dir / msgbench_deploy as host variables."""
-    try:
-        raw = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise HostError(f"the Ansible inventory {path} is not YAML: {str(exc).splitlines()[0]}") from None
+    raw = configfile.load_yaml(text, path, "the Ansible inventory")
     hosts: dict[str, Host] = {}
 
-    def group(body):
-        if not isinstance(body, dict):
-            return
-        for alias, variables in (body.get("hosts") or {}).items():
-            variables = variables or {}
+    def group(body, key: str) -> None:
+        body = configfile.table(body, path, key)
+        for alias, variables in configfile.table(body.get("hosts"), path, f"{key}.hosts").items():
+            where = f"{key}.hosts.{alias}"
+            configfile.host_name(alias, path, f"{key}.hosts (a host's name)")
+            variables = configfile.table(variables, path, where)
             options = []
             if "ansible_host" in variables:
-                options += ["-o", f"HostName={variables['ansible_host']}"]
+                address = configfile.host_name(variables["ansible_host"], path, where + ".ansible_host")
+                options += ["-o", f"HostName={address}"]
             if "ansible_user" in variables:
-                options += ["-l", str(variables["ansible_user"])]
+                options += ["-l", configfile.host_name(variables["ansible_user"], path, where + ".ansible_user")]
             if "ansible_port" in variables:
-                options += ["-p", str(variables["ansible_port"])]
-            hosts[alias] = _host(alias, variables.get("msgbench_dir"), variables.get("msgbench_deploy", "rsync"),
+                options += ["-p", str(_port(variables["ansible_port"], path, where + ".ansible_port"))]
+            hosts[alias] = _host(alias, _optional_text(variables, "msgbench_dir", path, where),
+                                 configfile.text(variables.get("msgbench_deploy", "rsync"), path,
+                                                 where + ".msgbench_deploy"),
                                  path, options=options,
-                                 python=variables.get("ansible_python_interpreter", "python3"))
-        for child in (body.get("children") or {}).values():
-            group(child)
+                                 python=configfile.text(variables.get("ansible_python_interpreter", "python3"),
+                                                        path, where + ".ansible_python_interpreter"))
+        for name, child in configfile.table(body.get("children"), path, f"{key}.children").items():
+            group(child, f"{key}.children.{name}")
 
-    for body in raw.values():
-        group(body)
+    for name, body in configfile.table(raw, path, "the document (groups)").items():
+        group(body, str(name))
     return Inventory(hosts=hosts, source=str(path))
+
+
+def _port(value: object, path, key: str) -> int:
+    """A port as Ansible takes it: a number, or text of one."""
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise configfile.wrong(path, key, "a port number from 1 to 65535", value)
+    return value
 
 
 def _remote_source() -> str:

@@ -7,8 +7,11 @@ printed is checked here and kept in the run's metadata under "limits", so an exp
 imported run carries it; msgbench/report/limits.py sets the ceilings against it.
 """
 
+import contextlib
+import errno
 import json
 import shlex
+import socket
 import subprocess
 
 from msgbench import sysinfo, targets
@@ -57,6 +60,28 @@ def command(seconds: float = DEFAULT_SECONDS) -> list[str]:
     return [str(targets.target("c").folder / "bin" / "msgbench-limits"), f"{seconds:g}"]
 
 
+# One measurement of the limits at a time on a machine: two at once measure each other.
+# An abstract Unix socket is the lock: machine-wide, freed by the kernel when its holder
+# ends however it ends (SIGKILL too), and it leaves no file behind.
+LOCK_NAME = "\0msgbench-limits"
+
+
+@contextlib.contextmanager
+def machine_lock():
+    lock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            lock.bind(LOCK_NAME)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise LimitsError("another `msgbench limits` (or run --limits) is measuring on this machine now, and two "
+                              "at once measure each other: wait for it to end, then run again") from None
+        yield
+    finally:
+        lock.close()
+
+
 def measure(seconds: float = DEFAULT_SECONDS, build: bool = True) -> dict:
     """Measure the limits now (each for `seconds`); the result names its command and time."""
     if not 0 < seconds <= 60:
@@ -65,7 +90,8 @@ def measure(seconds: float = DEFAULT_SECONDS, build: bool = True) -> dict:
         targets.build(targets.target("c"))
     argv = command(seconds)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30 + 5 * seconds, check=False)
+        with machine_lock():
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=30 + 5 * seconds, check=False)
     except FileNotFoundError:
         raise LimitsError(f"{argv[0]} is missing: build targets/c (make build)") from None
     except subprocess.TimeoutExpired:

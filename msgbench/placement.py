@@ -381,8 +381,10 @@ class Peers:
             if self.remote:
                 user_host = self.remote
                 host = self._remote_address()
-                cwd = self.remote_dir or cwd
-                argv = ["ssh", "-o", "BatchMode=yes", user_host, "cd", shlex.quote(cwd), "&&",
+                # The local ssh starts in the target's folder here; --remote-dir is a path
+                # there only, which need not exist on this machine.
+                there = self.remote_dir or cwd
+                argv = ["ssh", "-o", "BatchMode=yes", user_host, "cd", shlex.quote(there), "&&",
                         *map(shlex.quote, argv)]
             elif self.namespace:
                 argv = ["ip", "netns", "exec", self.namespace.name, *argv]

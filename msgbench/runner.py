@@ -7,6 +7,7 @@ ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
 """
 
 import contextlib
+import math
 import os
 import resource
 import shlex
@@ -69,6 +70,7 @@ class Job:
     extra: int = 0  # repetitions added beyond repeat to reach the run's precision
     min_time_s: float = 0.0  # the timed section's length the warm-up calibrates the work to; 0: as asked
     calibrated: dict = field(default_factory=dict)  # the work parameter as raised by the calibration
+    timeout_given: bool = False  # timeout_s is the user's (or the suite's): never raised behind their back
     walls: list[float] = field(default_factory=list)  # each measured repetition's whole time, s
 
     def seconds_each(self) -> float:
@@ -331,14 +333,20 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
             f"({processes:,} processes x {target.process_bytes(wl.name):,} B): it will not fit in this "
             f"machine's {have / 2**30:,.1f} GiB"
         )
-    limit = scenario.timeout_s or timeout_s or DEFAULT_TIMEOUT_S
+    given = scenario.timeout_s or timeout_s  # the user's (or the suite's) own limit
+    limit = given or DEFAULT_TIMEOUT_S
     floor = wl.raw.get("time_limit_s")
     if floor:
-        limit = max(limit, float(expr.evaluate(floor, params)))
+        needed = float(expr.evaluate(floor, params))
+        if given and needed > given:  # a limit the user set is never raised behind their back
+            which = f"the scenario's timeout_s = {given:g}" if scenario.timeout_s else f"--timeout {given:g}"
+            raise PlanError(f"{wl.name} with {_shown(params)} needs a time limit of at least {math.ceil(needed):,} s "
+                            f"({floor}); {which} allows less: give at least that, or shorten the point")
+        limit = max(limit, needed)
     return Job(
         scenario=scenario, x=x, params=params, target=target, variant=variant,
         repeat=scenario.repeat or repeat, warmup=scenario.warmup if scenario.warmup is not None else warmup,
-        timeout_s=limit, process_limit=process_limit(processes),
+        timeout_s=limit, process_limit=process_limit(processes), timeout_given=bool(given),
     )
 
 
@@ -551,13 +559,20 @@ def _calibrate(job: Job, wl: spec.Workload, outcome: Outcome) -> None:
     timed = (outcome.measured or {}).get(wl.timed) if outcome.status == "ok" else None
     if not job.min_time_s or not isinstance(timed, (int, float)):
         return
-    raised = calibrate.scaled(wl, job.run_params, calibrate.factor(timed, job.min_time_s))
+    by = calibrate.factor(timed, job.min_time_s)
+    floor = wl.raw.get("time_limit_s")  # the spec's time limit grows with the work
+    while by > 1:
+        raised = calibrate.scaled(wl, job.run_params, by)
+        needed = float(expr.evaluate(floor, job.run_params | raised)) if floor else 0.0
+        if not job.timeout_given or needed <= job.timeout_s:  # a limit the user set is not raised: less work
+            break
+        by //= 2
+    else:
+        return
     if not raised:
         return
     job.calibrated |= raised
-    floor = wl.raw.get("time_limit_s")  # the spec's time limit grows with the work
-    if floor:
-        job.timeout_s = max(job.timeout_s, float(expr.evaluate(floor, job.run_params)))
+    job.timeout_s = max(job.timeout_s, needed)
 
 
 def _worker_command(job: Job, params: dict) -> tuple[list[str], object, dict]:

@@ -7,6 +7,7 @@ finishes, so an interrupted or crashed run keeps everything it had measured.
 import json
 import secrets
 import sqlite3
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,7 +68,18 @@ def now_iso() -> str:
 
 
 def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    return new_run_ids(1)[0]
+
+
+def new_run_ids(count: int) -> list[str]:
+    """`count` run ids that differ from each other: the time to the second, then
+    consecutive hex numbers from a random start (4 digits, more for a batch that
+    needs them), so a 2,000-run paste made in one second cannot collide with itself
+    the way 2,000 random 4-digit suffixes do."""
+    width = max(4, len(f"{count:x}") + 1)
+    start = secrets.randbelow(16 ** width)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-")
+    return [stamp + f"{(start + i) % 16 ** width:0{width}x}" for i in range(count)]
 
 
 class StoreError(LookupError):
@@ -252,26 +264,43 @@ class Store:
         return {row["name"]: row["text"] for row in rows}
 
     def import_run(self, run: dict, source: str) -> str:
-        """One run, whole or not at all: a failure or Ctrl-C half-way leaves nothing of it."""
+        return self.import_runs([run], source)[0]
+
+    def import_runs(self, runs: list[dict], source: str) -> list[str]:
+        """The runs of one document, all or none, in one transaction: a run id already
+        in the store or twice in the document refuses the whole document before anything
+        is written, and a failure or Ctrl-C half-way leaves nothing of any of them, so
+        the import can simply be retried."""
+        ids = [run["id"] for run in runs]
+        twice = sorted(run_id for run_id, n in Counter(ids).items() if n > 1)
+        if twice:
+            raise StoreError(f"{source} holds run {twice[0]} more than once; nothing was imported")
+
         def insert():
-            if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run["id"],)).fetchone():
-                raise StoreError(f"run {run['id']} is already in {self.path}; `msgbench delete {run['id']}` "
-                                 "removes it")
-            self.db.execute(
-                "INSERT INTO runs (id, created_at, finished_at, status, command, suite, notes,"
-                " metadata, imported_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run["id"], run["created_at"], run.get("finished_at"), run["status"],
-                    run.get("command", ""), run.get("suite"), _dumps(run.get("notes", [])),
-                    _dumps(run.get("metadata", {})), source,
-                ),
-            )
-            self.db.executemany(_INSERT_MEASUREMENT,
-                                ([run["id"], *_measurement_row(m)] for m in run.get("measurements", [])))
-            self.db.executemany("INSERT INTO run_logs (run_id, name, text) VALUES (?, ?, ?)",
-                                ((run["id"], name, text) for name, text in (run.get("logs") or {}).items()))
-        self._write(insert, f"the imported run {run['id']}")
-        return run["id"]
+            for run_id in ids:
+                if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+                    raise StoreError(f"run {run_id} is already in {self.path}; `msgbench delete {run_id}` "
+                                     "removes it; nothing was imported")
+            for run in runs:
+                self._insert_run(run, source)
+        what = f"the imported run {ids[0]}" if len(ids) == 1 else f"the {len(ids)} imported runs"
+        self._write(insert, what)
+        return ids
+
+    def _insert_run(self, run: dict, source: str) -> None:
+        self.db.execute(
+            "INSERT INTO runs (id, created_at, finished_at, status, command, suite, notes,"
+            " metadata, imported_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run["id"], run["created_at"], run.get("finished_at"), run["status"],
+                run.get("command", ""), run.get("suite"), _dumps(run.get("notes", [])),
+                _dumps(run.get("metadata", {})), source,
+            ),
+        )
+        self.db.executemany(_INSERT_MEASUREMENT,
+                            ([run["id"], *_measurement_row(m)] for m in run.get("measurements", [])))
+        self.db.executemany("INSERT INTO run_logs (run_id, name, text) VALUES (?, ?, ?)",
+                            ((run["id"], name, text) for name, text in (run.get("logs") or {}).items()))
 
 
 # Columns added after the first release, with their definitions (for older stores).

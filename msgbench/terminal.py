@@ -13,13 +13,20 @@ import re
 import sys
 
 # C0 controls but tab and newline, DEL, and the C1 controls (a terminal may act on
-# U+009B as it does on ESC [).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# U+009B as it does on ESC [); and Unicode's bidirectional controls (U+061C, U+200E-F,
+# U+202A-E, U+2066-9), which reorder what follows them on the line: a label holding
+# U+202E (right-to-left override) shows its text, and the columns after it, reversed.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def safe(text: str) -> str:
     """text with every control character but tab and newline shown as an escape."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(lambda m: _escape(m.group()), text)
 
 
 class SafeStream:

@@ -102,3 +102,16 @@ def test_bad_seconds_is_one_line(tmp_path, capsys):
     assert cli.main(["--store", str(tmp_path / "s.sqlite"), "limits", "--seconds", "0", "--no-build"]) == cli.EXIT_USAGE
     assert capsys.readouterr().err.strip() == ("msgbench: error: --seconds 0: give a time per measurement above 0 "
                                                "and at most 60 s")
+
+
+def test_two_measurements_of_the_limits_at_once_are_refused(monkeypatch):
+    """Issue 30: two `msgbench limits` at once measured each other without a word."""
+    ran = []
+    monkeypatch.setattr(limits.subprocess, "run", lambda *a, **k: ran.append(a) or (_ for _ in ()).throw(
+        AssertionError("measured while another measurement held the machine")))
+    held = pytest.raises(limits.LimitsError, match=r"another `msgbench limits`.*measure each other")
+    with limits.machine_lock(), held:
+        limits.measure(0.1, build=False)
+    assert ran == []
+    with limits.machine_lock():  # released when its holder is done: the next one goes ahead
+        pass

@@ -139,7 +139,7 @@ def post(body: bytes, headers: str = "", length: str | None = "") -> bytes:
     (post(b"x" * 100, length="-1"), 400, "Content-Length '-1' is not a byte count"),
     (post(b"x", length="lots"), 400, "is not a byte count"),
     (post(b"", length=None), 411, "no Content-Length"),
-    (post(b"", length=str(65 * 2**20)), 413, "larger than 64 MiB"),
+    (post(b"", length=str(9 * 2**20)), 413, "larger than 8 MiB"),
     (post(b"[1]", JSON), 400, 'expected {"text"'),
     (post(b'{"text": 5}', JSON), 400, 'expected {"text"'),
     (post(b'{"text": NaN}', JSON), 400, "NaN is not a number JSON allows"),

@@ -55,7 +55,7 @@ def _comment_safe(text: str) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def embedded_document(text: str) -> str | None:
-    """The JSON document render() put at the end of the Markdown, if it is there."""
-    found = _EMBEDDED.search(text)
-    return found.group(1) if found else None
+def embedded_documents(text: str) -> list[str]:
+    """Every JSON document embedded as render() embeds one: a file render() wrote holds
+    one; more is a file whose readers could disagree on which it is."""
+    return _EMBEDDED.findall(text)

@@ -139,15 +139,27 @@ def _clean_label(label: str) -> str:
     return " ".join(re.sub(r"[;$]", " ", label).split())
 
 
-def render(doc: dict) -> str:
-    """The document's fanin results in the OTP page's format (empty graphs left out)."""
-    lines = ["#BENCHMARK STARTED$"]
+def _graphs_with_rows(doc: dict) -> list[tuple[dict, list[dict]]]:
+    """Each graph of the document with its rows that hold a value or a status; empty ones left out."""
+    found = []
     for graph in graphs_from_doc(doc):
         rows = [r for r in graph["rows"] if any(v is not None or s not in NO_VALUE
                                                  for v, s in zip(r["values"], r["status"],
                                                                  strict=True))]
-        if not rows:
-            continue
+        if rows:
+            found.append((graph, rows))
+    return found
+
+
+def has_results(doc: dict) -> bool:
+    """Whether the OTP format can say anything of the document (it holds fanin results)."""
+    return bool(_graphs_with_rows(doc))
+
+
+def render(doc: dict) -> str:
+    """The document's fanin results in the OTP page's format (empty graphs left out)."""
+    lines = ["#BENCHMARK STARTED$"]
+    for graph, rows in _graphs_with_rows(doc):
         lines.append(graph["title"] + "$")
         lines.append("".join(f"; {x}" for x in graph["x"]) + "$")
         for row in rows:

@@ -10,7 +10,7 @@ k-th run (otp.runs_of), as the OTP page keeps them apart.
 """
 
 from msgbench.formats import otp
-from msgbench.store import new_run_id, now_iso
+from msgbench.store import new_run_ids, now_iso
 
 _METRIC = {"send": "send_throughput_per_s", "receive": "receive_throughput_per_s"}
 
@@ -33,10 +33,11 @@ def runs_from_text(text: str, source: str) -> list[dict]:
                 elif status:
                     point["status"], point["error"] = status, f"{status} in {source}"
     found = []
-    for number, points in sorted(runs.items()):
+    ids = new_run_ids(len(runs))  # distinct however many runs one paste holds
+    for (number, points), run_id in zip(sorted(runs.items()), ids, strict=True):
         which = f" (run {number} of {len(runs)} in it)" if len(runs) > 1 else ""
         found.append({
-            "id": new_run_id(), "created_at": now_iso(), "finished_at": now_iso(), "status": "complete",
+            "id": run_id, "created_at": now_iso(), "finished_at": now_iso(), "status": "complete",
             "command": f"msgbench import {source}", "suite": None,
             "notes": [f"imported from the Erlang/OTP benchmark format in {source}{which}: one figure per point, "
                       "no repetitions and no verification counts"],

@@ -81,11 +81,15 @@ def _read_csv(text: str, source: str) -> dict:
 
 
 def _read_md(text: str, source: str) -> dict:
-    embedded = markdown.embedded_document(text)
-    if embedded is None:
+    embedded = markdown.embedded_documents(text)
+    if not embedded:
         raise FormatError("this Markdown holds no msgbench results (an export ends with a "
                           f"'<!-- {markdown.EMBED_MARK}' comment)", "md")
-    return _read_json(embedded, source)
+    if len(embedded) > 1:  # which one is "the" document is ambiguous: refuse rather than pick
+        raise FormatError(f"this Markdown holds {len(embedded)} embedded msgbench documents ('<!-- "
+                          f"{markdown.EMBED_MARK}' comments); an export holds one, at its end: which to read "
+                          "is ambiguous, so none is read", "md")
+    return _read_json(embedded[0], source)
 
 
 # ---------------------------------------------------------------- otp

@@ -17,6 +17,7 @@ through DNS rebinding.
 
 import ipaddress
 import sys
+import threading
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,7 +27,14 @@ from urllib.parse import unquote, urlsplit
 from msgbench import jsonio
 from msgbench.web import shape
 
-MAX_BODY_BYTES = 64 * 2**20
+# The page's bounds (docs/decisions.md): a paste of at most MAX_BODY_BYTES, shaped by at
+# most PARSES_AT_ONCE requests at a time (others are told to retry), into an answer of at
+# most MAX_ANSWER_BYTES; shape.MAX_SERIES and MAX_POINTS bound the work in between. The
+# server's memory is then bounded whatever is pasted, or how often.
+MAX_BODY_BYTES = 8 * 2**20
+MAX_ANSWER_BYTES = 32 * 2**20
+PARSES_AT_ONCE = 2
+_PARSING = threading.BoundedSemaphore(PARSES_AT_ONCE)
 _REPORT_STATIC = resources.files("msgbench.report") / "static"
 _WEB_STATIC = resources.files("msgbench.web") / "static"
 STATIC_FILES = {
@@ -37,6 +45,11 @@ STATIC_FILES = {
 }
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+class StoreUnusable(RuntimeError):
+    """The store cannot be opened or read (damaged, not a store, gone): a fault of the
+    server's, said as such, never as 404 "no such run"."""
 
 
 def make_server(host: str, port: int, list_runs: Callable[[], list[dict]],
@@ -125,6 +138,16 @@ class _Handler(BaseHTTPRequestHandler):
         length = self._body_length()
         if length is None:
             return
+        if not _PARSING.acquire(timeout=30):
+            self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": {
+                "message": f"the server is shaping {PARSES_AT_ONCE} other inputs; try again in a moment"}})
+            return
+        try:
+            self._parse(length)
+        finally:
+            _PARSING.release()
+
+    def _parse(self, length: int) -> None:
         raw = self.rfile.read(length).decode("utf-8", errors="replace")
         text, name = raw, "pasted text"
         if "application/json" in (self.headers.get("Content-Type") or ""):
@@ -146,7 +169,14 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as err:  # an input the shaping code did not foresee: still the page's to show
             self._bad_request(f"cannot read {name}: {type(err).__name__}: {err}")
             return
-        self._json(HTTPStatus.OK, source)
+        answer = jsonio.dumps(source, default=str).encode("utf-8")
+        del source
+        if len(answer) > MAX_ANSWER_BYTES:
+            self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": {
+                "message": f"{name} would be drawn as {len(answer) / 2**20:,.0f} MiB of graphs, more than the "
+                           f"page takes ({MAX_ANSWER_BYTES // 2**20} MiB); paste fewer runs at a time"}})
+            return
+        self._send(HTTPStatus.OK, "application/json; charset=utf-8", answer)
 
     def _body_length(self) -> int | None:
         """The request's Content-Length, checked before a byte is read; None after an error reply."""
@@ -187,6 +217,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _api(self, produce: Callable[[], object]) -> None:
         try:
             body = produce()
+        except StoreUnusable as err:
+            self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": {"message": str(err)}})
+            return
         except (KeyError, LookupError, FileNotFoundError) as err:
             self._json(HTTPStatus.NOT_FOUND, {"error": {"message": f"no such run: {err}"}})
             return

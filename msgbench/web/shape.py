@@ -13,7 +13,7 @@ suite's own output of the same scenario land on the same axes.
 
 import json
 
-from msgbench import figures, model, workloads
+from msgbench import figures, model, results, workloads
 from msgbench.formats import otp, registry
 from msgbench.workloads import fanin
 
@@ -34,6 +34,13 @@ class InputError(ValueError):
                 "column": self.column, "format": self.format}
 
 
+# What one source may draw. The page's work and answer grow with the rows and points,
+# not the bytes (a 2 MB paste of 100,000 one-line OTP rows shaped into 33 MB in minutes),
+# so they are bounded here: a graph of more than a thousand lines cannot be read anyway.
+MAX_SERIES = 1_000  # OTP rows, over all graphs of a paste
+MAX_POINTS = 100_000  # OTP values, or a document's measurements
+
+
 def parse_text(text: str, name: str) -> dict:
     """A source from pasted text in any format msgbench writes (formats/registry.py)."""
     body = text.lstrip("\ufeff")
@@ -41,29 +48,42 @@ def parse_text(text: str, name: str) -> dict:
         fmt = registry.sniff(body)
         if fmt.name == "otp":  # drawn as the OTP page draws it, row labels and all
             try:
-                return from_otp(otp.parse(body), name)
+                graphs = otp.parse(body)
             except otp.ParseError as err:
                 raise registry.FormatError(err.reason, "otp", err.line, err.column) from None
+            _check_size(sum(len(g["rows"]) for g in graphs),
+                        sum(len(g["rows"]) * len(g["x"]) for g in graphs), "rows", "values")
+            return from_otp(graphs, name)
         doc = fmt.read(body, "the document")
     except registry.FormatError as err:
         raise InputError(err.reason, line=err.line, column=err.column, fmt=err.format or None) from None
-    _check_summaries(doc)
+    _check_size(0, sum(len(run.get("measurements") or []) for run in doc["runs"]), "rows", "measurements")
+    _recompute_summaries(doc)
     return from_document(doc, name, fmt.name)
 
 
-def _check_summaries(doc: dict) -> None:
-    required = ("scenario", "workload", "target", "variant", "status")
+def _check_size(series: int, points: int, series_name: str, points_name: str) -> None:
+    if series > MAX_SERIES:
+        raise InputError(f"{series:,} {series_name}: the page draws at most {MAX_SERIES:,} in one source; "
+                         "paste fewer at a time")
+    if points > MAX_POINTS:
+        raise InputError(f"{points:,} {points_name}: the page draws at most {MAX_POINTS:,} in one source; "
+                         "paste fewer at a time")
+
+
+def _recompute_summaries(doc: dict) -> None:
+    """Each run's summaries computed here from its measurements, as `msgbench import` and
+    `show` do: a pasted document's own `summary` is never drawn, since nothing ties it to
+    the measurements beside it (a summary of made-up figures, or a median of "fast",
+    would be drawn as given). A run with summaries and no measurements is refused."""
     for i, run in enumerate(doc["runs"]):
-        summary = run.get("summary") or []
-        if not isinstance(summary, list):
-            raise InputError(f'runs[{i}].summary: expected a list', fmt="json")
-        for j, s in enumerate(summary):
-            missing = [k for k in required if not isinstance(s, dict) or k not in s]
-            if missing:
-                raise InputError(f"runs[{i}].summary[{j}] has no {missing[0]!r}", fmt="json")
-            if not isinstance(s.get("metrics", {}), dict):
-                raise InputError(f"runs[{i}].summary[{j}].metrics: expected an object",
-                                 fmt="json")
+        measurements = run.get("measurements") or []
+        if run.get("summary") and not measurements:
+            raise InputError(f"runs[{i}] has a summary but no measurements: the page draws only what it can "
+                             "compute from the measurements (export the run with them)", fmt="json")
+        precision = ((run.get("metadata") or {}).get("precision") or {}).get("target")
+        precision = precision if isinstance(precision, (int, float)) and not isinstance(precision, bool) else None
+        run["summary"] = results.summarize_run(measurements, precision)
 
 
 # ---------------------------------------------------------------- msgbench documents
