@@ -874,7 +874,18 @@ def cmd_compare(args) -> int:
         return EXIT_FAILED
     _print_comparison(rows, title)
     _print_answers(rows)
+    _print_machine_drift(store, args.run_a, args.run_b)
     return EXIT_OK
+
+
+def _print_machine_drift(store, a_ref: str, b_ref: str | None) -> None:
+    """When two runs' noise floors say the machine itself changed speed between them."""
+    if b_ref is None:
+        return  # a run's builds: measured interleaved, on one machine at one time
+    floors = [store.run(store.resolve(ref.partition("@")[0]))["metadata"].get("noise_floor") for ref in (a_ref, b_ref)]
+    line = probe.drift_line(*floors)
+    if line:
+        print(f"\n{line}")
 
 
 def cmd_check(args) -> int:
@@ -906,6 +917,7 @@ def cmd_check(args) -> int:
     print(f"\ncheck: {answer}" + (":" if worse else ""))
     for r in worse:
         print(f"  {r['workload']} {r['point']} {r['target']}/{r['variant']}: {r['verdict']}")
+    _print_machine_drift(store, args.baseline, args.candidate)
     return compare.CHECK_EXIT[outcome]
 
 

@@ -72,3 +72,26 @@ def line(floor: dict | None) -> str | None:
                else "noisy: expect wide intervals")
     where = f" on CPU {floor['cpus']}" if floor.get("cpus") not in (None, "any") else ""
     return f"noise floor: pipe ping-pong{where} cv {cv:.1%} over {floor['slices']} slices ({verdict})"
+
+
+# Two runs whose floors differ by more than this were measured on a machine of another
+# speed (a busier host, other tenants): their figures' differences of that order may be
+# the machine's. The floor's median over 10 slices moves ~2% between quiet runs.
+DRIFT = 0.05
+
+
+def drift_line(a: dict | None, b: dict | None, a_name: str = "A", b_name: str = "B") -> str | None:
+    """What the two runs' noise floors say of the machine between them, when it changed:
+    "the machine: its noise-floor probe ran 18% slower in B (412k vs 338k round trips/s on
+    CPU 1): differences of that size may be the machine's, not the code's"; None when they
+    agree, were placed apart, or either was not measured."""
+    if not a or not b or "rate_per_s" not in a or "rate_per_s" not in b or a.get("cpus") != b.get("cpus"):
+        return None
+    ratio = b["rate_per_s"] / a["rate_per_s"] if a["rate_per_s"] else 1.0
+    if abs(ratio - 1) <= DRIFT:
+        return None
+    word = "slower" if ratio < 1 else "faster"
+    where = f" on CPU {a['cpus']}" if a.get("cpus") not in (None, "any") else ""
+    return (f"the machine: its noise-floor probe ran {abs(1 - ratio):.0%} {word} in {b_name} "
+            f"({a['rate_per_s']:,} vs {b['rate_per_s']:,} round trips/s{where}): differences of that size may "
+            "be the machine's, not the code's")

@@ -1,5 +1,6 @@
 """The noise-floor probe: run before every run, stored with it, shown beside its results."""
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -59,3 +60,27 @@ def test_no_probe_skips_it_and_a_missing_program_is_said(fake_targets, limits_bi
 @pytest.mark.parametrize("cv, verdict", [(0.008, "quiet"), (0.03, "some noise"), (0.09, "noisy: expect wide")])
 def test_the_line_says_what_the_floor_means(cv, verdict):
     assert f"({verdict}" in probe.line({"cv": cv, "slices": 10, "rate_per_s": 1})
+
+
+def test_two_runs_on_a_machine_that_changed_speed_say_so():
+    quiet = {"rate_per_s": 400_000, "cv": 0.01, "cpus": "1"}
+    assert probe.drift_line(quiet, quiet | {"rate_per_s": 392_000}) is None  # within 5%: the same machine
+    line = probe.drift_line(quiet, quiet | {"rate_per_s": 320_000})
+    assert line.startswith("the machine: its noise-floor probe ran 20% slower in B (400,000 vs 320,000 round "
+                           "trips/s on CPU 1)")
+    assert probe.drift_line(quiet, quiet | {"rate_per_s": 320_000, "cpus": "any"}) is None  # placed apart
+    assert probe.drift_line(quiet, {"skipped": "not built"}) is None
+
+
+def test_compare_says_when_the_machine_changed_between_the_runs(fake_targets, capsys):
+    assert main(RUN) == 0 and main(RUN) == 0
+    store = Store(fake_targets)
+    first, second = sorted(r["id"] for r in store.runs())
+    for run_id, rate in ((first, 400_000), (second, 300_000)):
+        meta = store.run(run_id)["metadata"]
+        meta["noise_floor"] = {"rate_per_s": rate, "cv": 0.01, "cpus": "1", "slices": 10}
+        store.db.execute("UPDATE runs SET metadata = ? WHERE id = ?", (json.dumps(meta), run_id))
+    store.db.commit()
+    capsys.readouterr()
+    main(["compare", first, second])
+    assert "the machine: its noise-floor probe ran 25% slower in B" in capsys.readouterr().out
