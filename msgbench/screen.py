@@ -186,8 +186,9 @@ def legend(summary: list[dict]) -> str:
 
 def _flags(s: dict) -> list[tuple[str, str]]:
     """(kind, text) of a point: its warnings, and its error when nothing succeeded."""
-    found = list(zip(s.get("warning_kinds") or [], s["warnings"], strict=False))
-    found += [("noise:cv", w) for w in s["warnings"][len(found):]]  # kinds absent: an older summary
+    warnings = s.get("warnings") or []  # none at all: a summary of the machine's limits
+    found = list(zip(s.get("warning_kinds") or [], warnings, strict=False))
+    found += [("noise:cv", w) for w in warnings[len(found):]]  # kinds absent: an older summary
     if s["status"] != "ok":  # its status says it, rather than "n of n repetitions did not succeed" besides
         found = [f for f in found if f[0] != results.FAILED]
     if s["status"] not in ("ok", "unsupported"):
