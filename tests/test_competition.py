@@ -16,15 +16,24 @@ from tests.conftest import marked_command_lines
 BURN = "import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end: pass\n"
 
 
-def test_other_work_during_a_measurement_is_measured_and_warned_of(fake_targets, capsys):
-    burners = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(os.cpu_count() or 1)]
+SLOW_RING = ["run", "ring", "--target", "fake", "--variant", "slow", "-p", "n=10", "--repeat", "2", "--warmup", "0",
+             "--no-build", "--no-probe"]
+
+
+def run_beside(command: list[str], **popen) -> tuple[int, list[int]]:
+    """A slow fake ring run with one `command` per core running beside it the whole time;
+    the exit code and the commands' pids."""
+    others = [subprocess.Popen(command, **popen) for _ in range(os.cpu_count() or 1)]
     try:
-        code = main(["run", "ring", "--target", "fake", "--variant", "slow", "-p", "n=10", "--repeat", "2",
-                     "--warmup", "0", "--no-build", "--no-probe"])
+        return main(SLOW_RING), [p.pid for p in others]
     finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait()
+        for other in others:
+            other.kill()
+            other.wait()
+
+
+def test_other_work_during_a_measurement_is_measured_and_warned_of(fake_targets, capsys):
+    code, _ = run_beside([sys.executable, "-c", BURN])
     assert code == 0
     store = Store(fake_targets)
     run_id = store.runs()[0]["id"]
@@ -40,19 +49,11 @@ def test_other_work_during_a_measurement_is_measured_and_warned_of(fake_targets,
 def test_a_cpu_hog_beside_a_measurement_is_named_as_its_cause(fake_targets, capsys):
     # One per core, ahead of other work in the scheduler's eyes (nice -10, as root; a plain
     # nice 0 otherwise), so that each is among the busiest on a machine others share too.
-    hogs = [subprocess.Popen(["nice", "-n", "-10", "sha256sum", "/dev/zero"], stderr=subprocess.DEVNULL)
-            for _ in range(os.cpu_count() or 1)]
-    try:
-        code = main(["run", "ring", "--target", "fake", "--variant", "slow", "-p", "n=10", "--repeat", "2",
-                     "--warmup", "0", "--no-build", "--no-probe"])
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
+    code, hogs = run_beside(["nice", "-n", "-10", "sha256sum", "/dev/zero"], stderr=subprocess.DEVNULL)
     assert code == 0
     store = Store(fake_targets)
     run_id = store.runs()[0]["id"]
-    pids = {hog.pid for hog in hogs}
+    pids = set(hogs)
     stored = [m["worker"]["other_work"] for m in store.measurements(run_id)]
     for work in stored:
         named = [p for p in work["processes"] if p["pid"] in pids]
