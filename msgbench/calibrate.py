@@ -12,7 +12,12 @@ x axis); the spec's maximum is respected.
 
 The measurement keeps the point it was asked for (its params, so that `compare`,
 `history` and `check` match it across runs) and records what it ran in its worker info
-(`calibrated`: {param: value}); every metric is derived from what ran.
+(`calibrated`: {param: value}); every metric is derived and every rule verified from what
+ran. The metrics that grow with the work (the spec's `"work": {"scales": [...]}`: ring's
+passing time, socket's elapsed time, the CPU times) are then stored for the work asked
+(what ran times asked / ran), so that every figure of a point is a figure of its params:
+a chart of passing time at m = 10 laps shows times for 10 laps, whichever m each target
+ran; the raw facts in the worker info stay as measured.
 """
 
 import math
@@ -62,3 +67,13 @@ def applies(wl: spec.Workload, sweep: str | None) -> bool:
     timed raw fact, and its work is not what the scenario sweeps."""
     name = work_param(wl)
     return bool(name and wl.timed and name != sweep)
+
+
+def as_asked(wl: spec.Workload, metrics: dict, asked: dict, ran: dict) -> dict:
+    """The metrics with those that grow with the work scaled from what ran to what was asked."""
+    name = work_param(wl)
+    scales = (wl.raw.get("work") or {}).get("scales", [])
+    if not name or name not in ran or not ran[name] or asked.get(name) == ran[name]:
+        return metrics
+    share = asked[name] / ran[name]
+    return {k: (v * share if k in scales and isinstance(v, (int, float)) else v) for k, v in metrics.items()}

@@ -541,6 +541,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         raise
     if job.calibrated:
         outcome.calibrated = dict(job.calibrated)
+        outcome.metrics = calibrate.as_asked(wl, outcome.metrics, job.params, job.run_params)
     _store(store, run_id, job, repetition, warmup, outcome, started_at)
     progress.done(outcome.status, outcome.error)
     if warmup and round_index == job.warmup - 1:
