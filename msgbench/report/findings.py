@@ -55,14 +55,18 @@ class Finding:
         return "; ".join(j.text for j in self.judgements)
 
     def margin_text(self) -> str:
-        return self.answer() + (f" at {self.at}" if self.at and self.judgements else "")
+        """The answer column: who is ahead by how much, or why none is named — the claim
+        alone; the test that backs it is the significance column's (issue 29: each
+        column says one thing)."""
+        if not self.judgements:
+            return self.answer()
+        claims = "; ".join(j.answer for j in self.judgements)
+        return claims + (f" at {self.at}" if self.at else "")
 
     def significance_text(self) -> str:
-        tested = [j for j in self.judgements if j.p_value is not None]
-        if not tested:
-            return "" if not self.judgements else "no p: " + self.judgements[0].text.removeprefix("inconclusive: ")
-        return "; ".join(f"p = {j.p_value:.2g} ({j.samples[0]} vs {j.samples[1]} repetitions): "
-                         f"{'significant' if j.significant else 'not significant'}" for j in tested)
+        """The significance column: the test alone, per judgement — p and the repetitions
+        it compared, or why there is no p."""
+        return "; ".join(_test_text(j) for j in self.judgements)
 
     def verification_text(self) -> str:
         parts = [f"{self.ok} of {self.ok + self.failed + self.unsupported} points ok"]
@@ -71,6 +75,15 @@ class Finding:
         if self.unsupported:
             parts.append(f"{self.unsupported} n/a")
         return ", ".join(parts)
+
+
+def _test_text(j: verdict.Judgement) -> str:
+    sides = f"{j.samples[0]} vs {j.samples[1]} repetitions"
+    if j.p_value is not None:
+        return f"p = {j.p_value:.2g} ({sides}): {'significant' if j.significant else 'not significant'}"
+    if not any(j.samples):
+        return "no test: no repetitions to compare"
+    return f"no test: {sides}"
 
 
 def findings(doc: dict) -> list[Finding]:
