@@ -251,6 +251,11 @@ def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict
         x_label, x_scale = "", SERIES_SCALE
         for t in traces:
             t.setdefault("series", t["label"])
+        # A reference tool right after the system it measures, so the pair reads together.
+        family = {}
+        for t in traces:
+            family.setdefault(t.get("measures") or t["target"], len(family))
+        traces.sort(key=lambda t: (family[t.get("measures") or t["target"]], bool(t.get("measures"))))
     y2 = None
     if y2_label is not None:
         y2 = {"label": y2_label, "scale": auto_scale(values("y2"))}

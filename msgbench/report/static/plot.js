@@ -445,6 +445,10 @@
       var lines = fig.x.scale === 'series' ? label.replace(/\/| \[/g, function (m) { return m + '\n'; })
         .split('\n') : [label];
       var widest = Math.max.apply(null, lines.map(function (l) { return l.length; }));
+      if (fig.x.scale === 'series' && xScale.step < widest * 6.5 + 6) {  // redis_/benchmark
+        lines = [].concat.apply([], lines.map(function (l) { return l.replace(/_/g, '_\n').split('\n'); }));
+        widest = Math.max.apply(null, lines.map(function (l) { return l.length; }));
+      }
       if (x - last < widest * 6.5 + 6) return;  // skip labels that would overlap
       last = x;
       lines.forEach(function (line, k) {
