@@ -38,6 +38,13 @@ class Finding:
     failed: int = 0
     unsupported: int = 0
     loss: float | None = None
+    loss_by: str = ""  # the series that lost the most, when any lost
+
+    def loss_text(self) -> str:
+        """loss_ratio is a share: 81.2% (mqtt/qos0), not 0.812 with no owner."""
+        if self.loss is None:
+            return "—"
+        return f"{self.loss:.1%}" + (f" ({self.loss_by})" if self.loss_by else "")
 
     @property
     def significant(self) -> bool:
@@ -120,10 +127,11 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
             f.unsupported += 1
         else:
             f.failed += 1
-    losses = [s["median"] for e in entries if e.status == "ok"
+    losses = [(s["median"], _who(e)) for e in entries if e.status == "ok"
               for name, s in (e.summary.get("metrics") or {}).items()
               if name.startswith("loss") and s.get("median") is not None]
-    f.loss = max(losses) if losses else None
+    f.loss = max(losses)[0] if losses else None
+    f.loss_by = max(losses)[1] if losses and max(losses)[0] > 0 else ""
     if better not in ("higher", "lower"):
         return f
     measured = [e for e in entries if e.status == "ok" and _median(e, metric) is not None]

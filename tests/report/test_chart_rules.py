@@ -205,3 +205,22 @@ def test_without_a_leader_the_columns_still_split_claim_and_test(values_a, value
     [f] = findings.findings(_doc(out))
     assert f.margin_text().startswith(answer) and "p =" not in f.margin_text()
     assert f.significance_text().startswith(test)
+
+
+def test_realistic_chat_opens_on_the_latency_it_is_judged_by():
+    params = {"groups": 5, "clients_per_group": 4, "duration_s": 2, "think_ms": 200}
+    out = [measurement("r1", "chat", "chat", target, "default", params, "groups", rep, False,
+                       metrics={"sent_per_s": 100.0, "received_per_s": 99.0, "latency_p50_us": p99 / 6,
+                                "latency_p99_us": p99 * factor, "achieved_send_ratio": 1.0})
+           for target, p99 in (("erlang", 6e3), ("rust", 1.5e4)) for rep, factor in enumerate(FACTORS)]
+    first = _figures(_doc(out), "chat")[0]
+    assert "Delivery latency" in first["title"]
+
+
+def test_the_findings_loss_is_a_share_with_its_series():
+    lossy = _pubsub("mqtt", 4e4, variant="qos0")
+    for m in lossy:
+        m["metrics"]["loss_ratio"] = 0.812
+    page = report.render_html(_doc(lossy + _pubsub("nats", 3e5)))
+    row = page[page.index('data-finding="pubsub"'):]
+    assert "<td>81.2% (mqtt/qos0)</td>" in row[:row.index("</tr>")]
