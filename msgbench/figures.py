@@ -251,11 +251,9 @@ def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict
         x_label, x_scale = "", SERIES_SCALE
         for t in traces:
             t.setdefault("series", t["label"])
-        # A reference tool right after the system it measures, so the pair reads together.
-        family = {}
-        for t in traces:
-            family.setdefault(t.get("measures") or t["target"], len(family))
-        traces.sort(key=lambda t: (family[t.get("measures") or t["target"]], bool(t.get("measures"))))
+            if t.get("measures"):  # its star says it is a tool: "nats_bench", not "reference/nats_bench"
+                t["series"] = t["series"].replace(f"{t['target']}/", "", 1)
+        beside_their_systems(traces)
     y2 = None
     if y2_label is not None:
         y2 = {"label": y2_label, "scale": auto_scale(values("y2"))}
@@ -268,6 +266,17 @@ def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict
         "traces": traces,
         "sources": sources_of(traces),
     }
+
+
+def beside_their_systems(traces: list[dict]) -> list[dict]:
+    """Order traces (in place) so each reference tool follows the system it measures:
+    the pair reads together (nats, nats_bench, redis, redis_benchmark)."""
+    family: dict[str, int] = {}
+    for t in traces:
+        family.setdefault(t.get("measures") or t.get("target") or target_of(t["label"]), len(family))
+    traces.sort(key=lambda t: (family[t.get("measures") or t.get("target") or target_of(t["label"])],
+                               bool(t.get("measures"))))
+    return traces
 
 
 def _x_text(x) -> str:

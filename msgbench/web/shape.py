@@ -95,7 +95,7 @@ def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
         graphs += workloads.plugin(data.workload).page_graphs(data)
         graphs += _scenario_graphs(data)
     for graph in graphs:  # one colour per target, as in the report (figures.style)
-        figures.style(graph["series"])
+        figures.beside_their_systems(figures.style(graph["series"]))
     return {"name": name, "format": FORMATS[fmt], "graphs": graphs}
 
 

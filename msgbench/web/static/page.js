@@ -220,7 +220,7 @@
     series.forEach(function (s) { values = values.concat(s.y); });
     return {
       kind: 'xy', id: 'graph-' + index + '-' + view, title: titles[view],
-      subtitle: oneX ? 'at ' + (graph.x_label || 'x') + ' = ' + String(xs[0]) : '',
+      subtitle: oneX && numericX ? 'at ' + (graph.x_label || 'x') + ' = ' + MsgPlot.formatFull(xs[0]) : '',
       note: view === 'throughput' ? (series.some(function (s) { return s.lo && s.lo.some(MsgPlot.isNum); })
         ? 'error bars: min–max of the repetitions' : '') : 'relative to the ' +
         (view === 'more' ? 'worst' : 'best') + ' value at each x among the lines drawn here',
