@@ -259,7 +259,7 @@ def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict
         y2 = {"label": y2_label, "scale": auto_scale(values("y2"))}
     return {
         "kind": "xy", "id": fig_id, "title": title, "subtitle": subtitle, "note": note,
-        "bars": bars,
+        "bars": bars, "own_colours": keep_colours,
         "x": {"label": x_label, "scale": x_scale, "ticks": "data" if x_ticks_at_data else "auto"},
         "y": {"label": y_label, "scale": y_scale or auto_scale(values("y"))},
         "y2": y2,
@@ -294,8 +294,8 @@ def facets(item: dict, limit: int = MAX_SERIES) -> list[dict]:
     """An xy chart of more than `limit` series as several charts of at most `limit` each,
     by target: a target's variants stay together, a reference tool stays with the system
     it measures. The facets share one y range, so a point compares across them."""
-    if item.get("kind") != "xy" or series_count(item) <= limit:
-        return [item]
+    if item.get("kind") != "xy" or item.get("own_colours") or series_count(item) <= limit:
+        return [item]  # own colours: not targets but a measurement's parts (memory by kind)
     families: dict[str, list[dict]] = {}
     for t in item["traces"]:
         families.setdefault(t.get("measures") or t.get("target") or target_of(t["label"]), []).append(t)

@@ -225,3 +225,10 @@ def test_the_findings_loss_is_a_share_with_its_series():
     page = report.render_html(_doc(lossy + _pubsub("nats", 3e5)))
     row = page[page.index('data-finding="pubsub"'):]
     assert "<td>81.2% (mqtt/qos0)</td>" in row[:row.index("</tr>")]
+
+
+def test_a_measurements_parts_are_never_faceted_by_target():
+    traces = [model.trace(f"kind_{i}", [model.Point(t, float(i + t), status="ok") for t in (0, 1)])
+              for i in range(10)]
+    item = figures.xy("s", "memory over time", x_label="t", y_label="bytes", traces=traces, keep_colours=True)
+    assert figures.facets(item) == [item]
