@@ -232,3 +232,18 @@ def test_a_measurements_parts_are_never_faceted_by_target():
               for i in range(10)]
     item = figures.xy("s", "memory over time", x_label="t", y_label="bytes", traces=traces, keep_colours=True)
     assert figures.facets(item) == [item]
+
+
+def test_the_page_draws_by_default_what_the_findings_judge():
+    from msgbench.web import shape
+
+    params = {"groups": 5, "clients_per_group": 4, "duration_s": 2, "think_ms": 200}
+    out = [measurement("r1", "chat", "chat", "erlang", "default", params, None, rep, False,
+                       metrics={"received_per_s": 99.0, "latency_p99_us": 6e3, "achieved_send_ratio": 1.0})
+           for rep in range(3)]
+    graphs = shape.from_document(_doc(out), "Ver: 1")["graphs"]
+    primary = {g["key"].rsplit("|", 1)[1] for g in graphs if g["primary"]}
+    assert primary == {"latency_p99_us", "achieved_send_ratio"}  # realistic chat: not the offered load
+    brokers = shape.from_document(_brokers(), "Ver: 1")["graphs"]
+    rates = next(g for g in brokers if g["primary"])
+    assert [s["label"] for s in rates["series"]][:2] == ["nats/default", "reference/nats_bench"]
