@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from msgbench import figures, model, verdict, workloads
 from msgbench.points import canonical, target_label
 
+ONE_POINT = "its one point"  # a scenario that sweeps nothing: no "at ..." to say
+
 
 @dataclass
 class Finding:
@@ -68,7 +70,7 @@ class Finding:
         if not self.judgements:
             return self.answer()
         claims = "; ".join(j.answer for j in self.judgements)
-        return claims + (f" at {self.at}" if self.at else "")
+        return claims + (f" at {self.at}" if self.at and self.at != ONE_POINT else "")
 
     def significance_text(self) -> str:
         """The significance column: the test alone, per judgement — p and the repetitions
@@ -207,7 +209,7 @@ def _own_tools(systems: list[model.Entry], tools: list[model.Entry], metric: str
 
 def _at(entry: model.Entry, x) -> str:
     sweep = entry.summary.get("sweep")
-    return f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else "its one point"
+    return f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else ONE_POINT
 
 
 def _is_reference(entry: model.Entry) -> bool:
