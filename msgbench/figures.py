@@ -6,8 +6,11 @@ The same description is drawn by the browser (static/plot.js) and by matplotlib
 - xy: {"kind": "xy", "id", "title", "subtitle", "note", "bars",
        "x": {"label", "scale"}, "y": {"label", "scale"}, "y2": axis or None,
        "traces": [model.trace(...)], "sources": [source, ...]}
-  scale is "linear", "log" or "category" (x only: points evenly spaced, in order);
-  an axis may say "format": "percent". style() gives every trace its "colour" (its
+  scale is "linear", "log", "category" (x only: points evenly spaced, in order) or
+  "series" (x only, a chart of one x value: a category per trace's "series", the
+  traces of one series side by side); a y axis may say "format": "percent" and
+  "range": [lo, hi] (facets of one chart share it). A reference tool's trace says
+  which system it "measures". style() gives every trace its "colour" (its
   target's, shaded per member), "marker" and "line" (per source: run or build), which
   both renderers draw as they are; "sources" heads the legend's groups.
 - heatmap: {"kind": "heatmap", "id", "title", "subtitle", "note",
@@ -21,8 +24,14 @@ import hashlib
 import math
 import re
 
-# Data spanning this ratio (two decades) or more is drawn on a log axis.
-LOG_SPAN = 100.0
+# Values spanning this ratio (a decade) or more are drawn on a log y axis: on a linear
+# one, redis's 3k msg/s beside tcp's 600k sits on zero (issue 29).
+LOG_SPAN = 10.0
+# An x axis (senders 1..64, the OTP page's linear axis) turns log only past two decades.
+X_LOG_SPAN = 100.0
+# The most series one chart holds before it is split into facets: past about 8 the
+# shades of a target's colour can no longer be told apart in a legend.
+MAX_SERIES = 8
 
 _UNITS = (
     ("_per_s", "/s"), ("_bytes", "bytes"), ("_ms", "ms"), ("_us", "µs"), ("_s", "s"),
@@ -31,7 +40,7 @@ _UNITS = (
 
 
 def auto_scale(values, span: float = LOG_SPAN) -> str:
-    """log when every value is positive and they span `span` (two decades) or more."""
+    """log when every value is positive and they span `span` (a decade) or more."""
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if not numbers or min(numbers) <= 0:
         return "linear"
@@ -57,10 +66,16 @@ OTHER_PALETTE = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#3182bd
 TARGET_COLOURS = dict(zip(KNOWN_TARGETS, TARGET_PALETTE, strict=True))
 # A source's marker and line; the page's plot.js draws the same names.
 MARKERS = ("circle", "square", "triangle", "diamond")
+# A reference tool (nats bench, redis-benchmark) is drawn in the colour of the system it
+# measures, with a marker no system has, so "nats" and "nats's own tool" read as a pair.
+REFERENCE_MARKER = "star"
 SOURCE_LINES = ("solid", "dotted", "dashdot", "longdash")
 # A chart of several metrics per series (chat's sent and received, latency p50, p99,
 # max) tells the metrics apart by line, and its sources by marker only.
 METRIC_LINES = ("solid", "dashed", "dotted", "dashdot", "longdash")
+# x scale of a chart with one x value: a category per series (its "series" name),
+# the traces of one series (sent, received) side by side within it.
+SERIES_SCALE = "series"
 # Shades of a target's colour for its 2nd, 3rd... member: + lighter, - darker.
 SHADES = (0.0, 0.45, -0.35, 0.7, -0.55, 0.25)
 
@@ -98,6 +113,8 @@ def style(traces: list[dict]) -> list[dict]:
     for t in traces:
         target = t.get("target") or target_of(t["label"])
         t["target"] = target
+        if t.get("measures"):  # a reference tool: shaded among the members of what it measures
+            target = t["measures"]
         members.setdefault(target, set()).add(t.get("member", ""))
         if t.get("source", "") not in sources and not t.get("fixed"):
             sources.append(t.get("source", ""))
@@ -105,11 +122,18 @@ def style(traces: list[dict]) -> list[dict]:
     for t in traces:
         if t.get("fixed"):  # a mark of its own (history's step changes), styled by its maker
             continue
-        ranked = sorted(members[t["target"]], key=lambda m: (m != "default", m))
+        family = t.get("measures") or t["target"]
+        ranked = sorted(members[family], key=lambda m: (m != "default", m))
         shade_at = SHADES[ranked.index(t.get("member", "")) % len(SHADES)]
-        t["colour"] = shade(target_colour(t["target"]), shade_at) if shade_at else target_colour(t["target"])
+        t["colour"] = shade(target_colour(family), shade_at) if shade_at else target_colour(family)
         k = sources.index(t.get("source", ""))
         t["marker"] = MARKERS[k % len(MARKERS)]
+        if metrics_split and len(sources) == 1:
+            # One source: the marker is free to tell the metrics apart too, so sent and
+            # received stay distinct where no line joins the points (a one-x chart).
+            t["marker"] = MARKERS[int(t.get("dash") or 0) % len(MARKERS)]
+        if t.get("measures"):
+            t["marker"] = REFERENCE_MARKER
         if metrics_split:
             t["line"] = METRIC_LINES[int(t.get("dash") or 0) % len(METRIC_LINES)]
         else:
@@ -219,19 +243,94 @@ def xy(fig_id: str, title: str, *, x_label: str, y_label: str, traces: list[dict
     xs = [x for t in traces for x in t["x"]]
     if x_scale is None:
         numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
-        x_scale = auto_scale(xs) if numeric and xs else "category"
+        x_scale = auto_scale(xs, X_LOG_SPAN) if numeric and xs else "category"
+    if not bars and len(set(map(str, xs))) == 1 and len(traces) > 1:
+        # One x value: a line on a wide axis says nothing; a dot per series, side by
+        # side, says who is where (the x value moves into the subtitle).
+        subtitle = "; ".join(filter(None, [subtitle, f"at {x_label} = {_x_text(xs[0])}"]))
+        x_label, x_scale = "", SERIES_SCALE
+        for t in traces:
+            t.setdefault("series", t["label"])
+            if t.get("measures"):  # its star says it is a tool: "nats_bench", not "reference/nats_bench"
+                t["series"] = t["series"].replace(f"{t['target']}/", "", 1)
+        beside_their_systems(traces)
     y2 = None
     if y2_label is not None:
         y2 = {"label": y2_label, "scale": auto_scale(values("y2"))}
     return {
         "kind": "xy", "id": fig_id, "title": title, "subtitle": subtitle, "note": note,
-        "bars": bars,
+        "bars": bars, "own_colours": keep_colours,
         "x": {"label": x_label, "scale": x_scale, "ticks": "data" if x_ticks_at_data else "auto"},
         "y": {"label": y_label, "scale": y_scale or auto_scale(values("y"))},
         "y2": y2,
         "traces": traces,
         "sources": sources_of(traces),
     }
+
+
+def beside_their_systems(traces: list[dict]) -> list[dict]:
+    """Order traces (in place) so each reference tool follows the system it measures:
+    the pair reads together (nats, nats_bench, redis, redis_benchmark)."""
+    family: dict[str, int] = {}
+    for t in traces:
+        family.setdefault(t.get("measures") or t.get("target") or target_of(t["label"]), len(family))
+    traces.sort(key=lambda t: (family[t.get("measures") or t.get("target") or target_of(t["label"])],
+                               bool(t.get("measures"))))
+    return traces
+
+
+def _x_text(x) -> str:
+    return format_value(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def series_count(item: dict) -> int:
+    """How many series a chart draws: its traces less the metrics a series splits into
+    (chat's sent and received are one series in two traces)."""
+    return len({t.get("series") or t.get("colour_key") or t["label"] for t in item.get("traces") or []
+                if not t.get("fixed")})
+
+
+def facets(item: dict, limit: int = MAX_SERIES) -> list[dict]:
+    """An xy chart of more than `limit` series as several charts of at most `limit` each,
+    by target: a target's variants stay together, a reference tool stays with the system
+    it measures. The facets share one y range, so a point compares across them."""
+    if item.get("kind") != "xy" or item.get("own_colours") or series_count(item) <= limit:
+        return [item]  # own colours: not targets but a measurement's parts (memory by kind)
+    families: dict[str, list[dict]] = {}
+    for t in item["traces"]:
+        families.setdefault(t.get("measures") or t.get("target") or target_of(t["label"]), []).append(t)
+    groups: list[list[dict]] = []
+    for traces in families.values():
+        chunks = _chunks(traces, limit)
+        for chunk in chunks:
+            if groups and len(chunks) == 1 and series_count({"traces": groups[-1] + chunk}) <= limit:
+                groups[-1] += chunk
+            else:
+                groups.append(list(chunk))
+    values = [v for t in item["traces"] if t.get("axis", "y") == "y"
+              for key in ("y", "lo", "hi") for v in t[key] if isinstance(v, (int, float))]
+    y_range = [min(values), max(values)] if values else None
+    out = []
+    for n, traces in enumerate(groups, 1):
+        names = ", ".join(dict.fromkeys(t.get("measures") or t.get("target") or target_of(t["label"])
+                                        for t in traces))
+        out.append(item | {
+            "id": f"{item['id']}-{n}", "title": f"{item['title']} ({n} of {len(groups)}: {names})",
+            "traces": traces, "sources": sources_of(traces),
+            "y": item["y"] | ({"range": y_range} if y_range else {}),
+            "facet": {"of": item["id"], "index": n, "count": len(groups)},
+        })
+    return out
+
+
+def _chunks(traces: list[dict], limit: int) -> list[list[dict]]:
+    """A target's traces in runs of at most `limit` series, a series' metrics kept together."""
+    chunks: list[list[dict]] = [[]]
+    for t in traces:
+        if series_count({"traces": chunks[-1] + [t]}) > limit:
+            chunks.append([])
+        chunks[-1].append(t)
+    return chunks
 
 
 def heatmap(fig_id: str, title: str, *, x_label: str, x_values: list, y_label: str,

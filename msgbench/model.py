@@ -302,7 +302,18 @@ def entry_trace(data: WorkloadData, entry: Entry, points: list[Point]) -> dict:
     """A trace of one series (entry's run, target, build and variant), labelled and
     marked for figures.style as series_traces marks its own."""
     return trace(data.label(entry), points, target=entry.summary["target"],
-                 source=source_of(entry, data.multi_run), member=entry.summary["variant"])
+                 source=source_of(entry, data.multi_run), member=entry.summary["variant"]) | {
+        "measures": measured_system(entry.summary)}
+
+
+def measured_system(summary: dict) -> str:
+    """The system a reference tool measures (its first reference_for's target: nats for
+    nats bench), so it is drawn in that system's colour; "" for a system, or a tool of
+    every system."""
+    if summary.get("variant_label") != "reference":
+        return ""
+    measured = next(iter(summary.get("reference_for") or []), None)
+    return measured.split("/", 1)[0] if isinstance(measured, str) and measured else ""
 
 
 def sort_key(x: object) -> tuple:
@@ -338,7 +349,8 @@ def series_traces(data: WorkloadData, entries: list[Entry], metric: str,
         traces.append(trace(label, [point_of(at.get(x), metric, x) for x in xs], axis=axis,
                             dash=dash, colour_key=series if colour_by_series else label,
                             target=first.summary["target"], source=source_of(first, data.multi_run),
-                            member=" ".join(filter(None, [first.summary["variant"], split(first)]))))
+                            member=" ".join(filter(None, [first.summary["variant"], split(first)])))
+                      | {"series": series, "measures": measured_system(first.summary)})
     return traces
 
 

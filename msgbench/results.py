@@ -24,11 +24,21 @@ NOISE_KINDS = {"noise:cv": "too noisy (cv > 10%)", "noise:outliers": "outliers",
 
 
 def summarize_run(measurements: list[dict], precision: float | None = None) -> list[dict]:
-    """One summary per point; precision: the run's --precision, whose misses are said."""
+    """One summary per point; precision: the run's --precision, whose misses are said.
+
+    A point whose warm-up did not succeed is stopped there (the runner measures no
+    repetition after an unsupported or timed-out warm-up): it is summarised from that
+    warm-up, so it keeps its row (go's n/a on exit signals) instead of vanishing."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
+    stopped: dict[tuple, list[dict]] = defaultdict(list)
     for m in measurements:
         if not m["warmup"]:
             groups[point_key(m)].append(m)
+        elif m["status"] != "ok":
+            stopped[point_key(m)].append(m)
+    for key, warmups in stopped.items():
+        if key not in groups:
+            groups[key] = warmups
     return [_summarize_point(group, precision) for group in groups.values()]
 
 

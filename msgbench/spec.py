@@ -10,6 +10,7 @@ workload's rules. Workers hold no copy of any of it.
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -118,6 +119,10 @@ def coerce(name: str, definition: dict, text: str):
     """Turn a command-line string into a parameter value of the spec's type."""
     kind = definition.get("type")
     if kind == "integer":
+        grouped = re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+", text.strip())
+        if "," in text and not grouped:  # senders=1,2 is a list, not the number 12
+            raise ParamError(f"{name} = {text!r} is not an integer: {describe_range(name, definition)}; "
+                             f"several values are a sweep: --sweep {name}={text}")
         try:
             return int(text.replace("_", "").replace(",", ""))
         except ValueError:

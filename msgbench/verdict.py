@@ -34,6 +34,13 @@ class Judgement:
     p_value: float | None = None
     samples: tuple[int, int] = (0, 0)
     unstable: bool = False  # a side's repetitions fall in two groups (stats.two_groups)
+    claim: str = ""  # text without its test statistic, where a column of its own gives that
+
+    @property
+    def answer(self) -> str:
+        """The claim alone ("rust ran 1.25 ± 0.30 times faster than go"), for a table whose
+        significance column says p; text when there is no separate claim."""
+        return self.claim or self.text
 
     @property
     def significant(self) -> bool:
@@ -67,23 +74,26 @@ def judge(a_name: str, a: list[float], b_name: str, b: list[float], better: str,
         noisy = [(s.cv, name) for s, name in ((sa, a_name), (sb, b_name)) if s.cv > stats.NOISY_CV]
         if noisy:
             cv, name = max(noisy)
-            return Judgement(INCONCLUSIVE, f"inconclusive: cv {cv:.0%} for {name} (above "
-                             f"{stats.NOISY_CV:.0%}) could hide a difference (p = {p:.2f})",
-                             p_value=p, samples=n)
-        return Judgement(SAME, f"no significant difference (p = {p:.2f})", p_value=p, samples=n)
+            claim = (f"inconclusive: cv {cv:.0%} for {name} (above {stats.NOISY_CV:.0%}) "
+                     "could hide a difference")
+            return Judgement(INCONCLUSIVE, f"{claim} (p = {p:.2f})", p_value=p, samples=n, claim=claim)
+        return Judgement(SAME, f"no significant difference (p = {p:.2f})", p_value=p, samples=n,
+                         claim="no significant difference")
     a_wins = (sa.median > sb.median) == (better == "higher")
     (win, wname), (lose, lname) = ((sa, a_name), (sb, b_name)) if a_wins else ((sb, b_name), (sa, a_name))
     if not (win.median and lose.median) or better not in ("higher", "lower"):
         direction = "higher" if win.median > lose.median else "lower"
-        return Judgement(LEADS, f"{wname} {metric or 'value'} is {direction} than {lname} (p = {p:.3f})",
-                         leader=wname, other=lname, p_value=p, samples=n)
+        claim = f"{wname} {metric or 'value'} is {direction} than {lname}"
+        return Judgement(LEADS, f"{claim} (p = {p:.3f})", leader=wname, other=lname, p_value=p,
+                         samples=n, claim=claim)
     ratio = win.median / lose.median if better == "higher" else lose.median / win.median
     error = ratio * math.hypot(_relative_spread(win), _relative_spread(lose))
     word = "ran" if metric.endswith(_SPEED_SUFFIXES) else "was"
     adjective = "faster" if metric.endswith(_SPEED_SUFFIXES) else "better"
     text = f"{wname} {word} {ratio:.2f} ± {error:.2f} times {adjective} than {lname}"
     return Judgement(LEADS, text + (f" ({metric}, p = {p:.3f})" if metric else f" (p = {p:.3f})"),
-                     leader=wname, other=lname, ratio=ratio, error=error, p_value=p, samples=n)
+                     leader=wname, other=lname, ratio=ratio, error=error, p_value=p, samples=n,
+                     claim=text)
 
 
 def _relative_spread(s: stats.Summary) -> float:

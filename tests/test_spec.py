@@ -31,6 +31,16 @@ def test_not_an_integer():
         spec.coerce("n", definition, "2.5")
     assert spec.coerce("n", definition, "1e5") == 100000
     assert spec.coerce("n", definition, "100_000") == 100000
+    assert spec.coerce("n", definition, "100,000") == 100000
+
+
+def test_a_comma_list_is_not_read_as_one_number():
+    # senders=1,2 once ran senders = 12 without a word (issue 29); a list is a sweep.
+    definition = ring().params["n"]
+    with pytest.raises(spec.ParamError, match=r"n = '1,2' is not an integer.*--sweep n=1,2"):
+        spec.coerce("n", definition, "1,2")
+    with pytest.raises(spec.ParamError, match="--sweep n=1000,5000"):
+        spec.coerce("n", definition, "1000,5000")
 
 
 def test_booleans_are_not_numbers():

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from msgbench import figures, model, verdict, workloads
 from msgbench.points import canonical, target_label
 
+ONE_POINT = "its one point"  # a scenario that sweeps nothing: no "at ..." to say
+
 
 @dataclass
 class Finding:
@@ -38,6 +40,13 @@ class Finding:
     failed: int = 0
     unsupported: int = 0
     loss: float | None = None
+    loss_by: str = ""  # the series that lost the most, when any lost
+
+    def loss_text(self) -> str:
+        """loss_ratio is a share: 81.2% (mqtt/qos0), not 0.812 with no owner."""
+        if self.loss is None:
+            return "—"
+        return f"{self.loss:.1%}" + (f" ({self.loss_by})" if self.loss_by else "")
 
     @property
     def significant(self) -> bool:
@@ -55,14 +64,18 @@ class Finding:
         return "; ".join(j.text for j in self.judgements)
 
     def margin_text(self) -> str:
-        return self.answer() + (f" at {self.at}" if self.at and self.judgements else "")
+        """The answer column: who is ahead by how much, or why none is named — the claim
+        alone; the test that backs it is the significance column's (issue 29: each
+        column says one thing)."""
+        if not self.judgements:
+            return self.answer()
+        claims = "; ".join(j.answer for j in self.judgements)
+        return claims + (f" at {self.at}" if self.at and self.at != ONE_POINT else "")
 
     def significance_text(self) -> str:
-        tested = [j for j in self.judgements if j.p_value is not None]
-        if not tested:
-            return "" if not self.judgements else "no p: " + self.judgements[0].text.removeprefix("inconclusive: ")
-        return "; ".join(f"p = {j.p_value:.2g} ({j.samples[0]} vs {j.samples[1]} repetitions): "
-                         f"{'significant' if j.significant else 'not significant'}" for j in tested)
+        """The significance column: the test alone, per judgement — p and the repetitions
+        it compared, or why there is no p."""
+        return "; ".join(_test_text(j) for j in self.judgements)
 
     def verification_text(self) -> str:
         parts = [f"{self.ok} of {self.ok + self.failed + self.unsupported} points ok"]
@@ -71,6 +84,15 @@ class Finding:
         if self.unsupported:
             parts.append(f"{self.unsupported} n/a")
         return ", ".join(parts)
+
+
+def _test_text(j: verdict.Judgement) -> str:
+    sides = f"{j.samples[0]} vs {j.samples[1]} repetitions"
+    if j.p_value is not None:
+        return f"p = {j.p_value:.2g} ({sides}): {'significant' if j.significant else 'not significant'}"
+    if not any(j.samples):
+        return "no test: no repetitions to compare"
+    return f"no test: {sides}"
 
 
 def findings(doc: dict) -> list[Finding]:
@@ -107,10 +129,11 @@ def _finding(data: model.WorkloadData, scenario: str, entries: list[model.Entry]
             f.unsupported += 1
         else:
             f.failed += 1
-    losses = [s["median"] for e in entries if e.status == "ok"
+    losses = [(s["median"], _who(e)) for e in entries if e.status == "ok"
               for name, s in (e.summary.get("metrics") or {}).items()
               if name.startswith("loss") and s.get("median") is not None]
-    f.loss = max(losses) if losses else None
+    f.loss = max(losses)[0] if losses else None
+    f.loss_by = max(losses)[1] if losses and max(losses)[0] > 0 else ""
     if better not in ("higher", "lower"):
         return f
     measured = [e for e in entries if e.status == "ok" and _median(e, metric) is not None]
@@ -186,7 +209,7 @@ def _own_tools(systems: list[model.Entry], tools: list[model.Entry], metric: str
 
 def _at(entry: model.Entry, x) -> str:
     sweep = entry.summary.get("sweep")
-    return f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else "its one point"
+    return f"{sweep} = {figures.format_value(x) if isinstance(x, (int, float)) else x}" if sweep else ONE_POINT
 
 
 def _is_reference(entry: model.Entry) -> bool:

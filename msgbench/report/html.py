@@ -19,7 +19,7 @@ from importlib import resources
 
 import msgbench
 from msgbench import hosts, model, probe, screen, workloads
-from msgbench.figures import format_value, metric_label
+from msgbench.figures import metric_label
 from msgbench.report import findings
 from msgbench.report.sections import extra_sections, section
 
@@ -163,7 +163,7 @@ def _findings_html(rows: list[findings.Finding], noise: list[str] | None = None)
     for f in rows:
         scenario = f"{f.workload}: {f.scenario}" + (f" ({f.params})" if f.params else "")
         leader = (f'{e(f.leader)}<div class="sub">best at {e(f.leads_at)}</div>' if f.leader else "—")
-        loss = "—" if f.loss is None else format_value(f.loss)
+        loss = f.loss_text()
         cells = [f"<td>{e(scenario)}</td>", *([f"<td>{e(f.run)}</td>"] if multi_run else []),
                  f"<td>{e(metric_label(f.metric))} {e(_ARROW.get(f.better, ''))}</td>",
                  f'<td class="leader">{leader}</td>', f'<td class="margin">{e(f.margin_text())}</td>',

@@ -19,7 +19,7 @@ from matplotlib import colors, ticker, transforms
 from msgbench import figures
 from msgbench.report import html
 
-_MARKERS = {"circle": "o", "square": "s", "triangle": "^", "diamond": "D", "ring": "o"}
+_MARKERS = {"circle": "o", "square": "s", "triangle": "^", "diamond": "D", "ring": "o", "star": "*"}
 _LINES = {"solid": "-", "dotted": ":", "dashdot": "-.", "longdash": (0, (12, 4)), "dashed": "--",
           "none": "none"}
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
@@ -77,9 +77,15 @@ def _numeric(v) -> bool:
 def _xy(item: dict, colours: dict[str, str]):
     fig, ax = plt.subplots(figsize=(10, 4.8))
     traces = item["traces"]
-    xs = sorted({x for t in traces for x in t["x"]},
-                key=lambda v: (0, v, "") if _numeric(v) else (1, 0, str(v)))
-    category = item["bars"] or item["x"]["scale"] == "category" or not all(map(_numeric, xs))
+    offsets = [0.0] * len(traces)
+    if item["x"]["scale"] == figures.SERIES_SCALE:
+        traces, offsets = _by_series(traces)
+        xs = list(dict.fromkeys(t["x"][0] for t in traces))
+    else:
+        xs = sorted({x for t in traces for x in t["x"]},
+                    key=lambda v: (0, v, "") if _numeric(v) else (1, 0, str(v)))
+    category = (item["bars"] or item["x"]["scale"] in ("category", figures.SERIES_SCALE)
+                or not all(map(_numeric, xs)))
     position = {x: i for i, x in enumerate(xs)}
     ax2 = ax.twinx() if item.get("y2") else None
     # The n/a / failed strip: x in data coordinates, y as a fraction of the axes height.
@@ -91,7 +97,7 @@ def _xy(item: dict, colours: dict[str, str]):
         target = ax2 if (t.get("axis") == "y2" and ax2 is not None) else ax
         label = t["label"] + (" (right axis)" if target is ax2 else "")
         ok = [i for i, s in enumerate(t["status"]) if s == "ok" and _numeric(t["y"][i])]
-        px = [(position[t["x"][i]] if category else t["x"][i]) for i in range(len(t["x"]))]
+        px = [(position[t["x"][i]] + offsets[index] if category else t["x"][i]) for i in range(len(t["x"]))]
         if item["bars"]:
             px = [p - 0.4 + width * (index + 0.5) for p in px]
         ys = [t["y"][i] for i in ok]
@@ -108,9 +114,11 @@ def _xy(item: dict, colours: dict[str, str]):
             line = t.get("line") or ("dashed" if t.get("dash") else "solid")
             marker = _MARKERS.get(t.get("marker"), list(_MARKERS.values())[index % len(_MARKERS)])
             ring = t.get("marker") == "ring"  # an open circle around the point it marks
+            star = t.get("marker") == figures.REFERENCE_MARKER
             target.plot(line_x, line_y, color=colour, linestyle=_LINES.get(line, "-"),
-                        marker=marker, markersize=11 if ring else 4, label=label,
-                        gid=t.get("source", ""), markerfacecolor="none" if ring else colour)
+                        marker=marker, markersize=11 if ring else 10 if star else 5, label=label,
+                        gid=t.get("source", ""), markerfacecolor="none" if ring else colour,
+                        markeredgecolor="#222" if star else colour)
             if err:
                 target.errorbar([px[i] for i in ok], ys, yerr=err, fmt="none", ecolor=colour,
                                 capsize=3, alpha=0.75, linewidth=1)
@@ -125,7 +133,13 @@ def _xy(item: dict, colours: dict[str, str]):
                     va="bottom", fontsize=8 if text == "n/a" else 11, fontweight="bold")
     _scales(ax, item["y"]["scale"], ax2, item.get("y2"), item["x"]["scale"], category,
             item["y"].get("format"))
-    if category:
+    if item["y"].get("range"):  # facets of one chart share their y range
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(min(lo, item["y"]["range"][0]) if item["y"]["scale"] == "log" else lo,
+                    max(hi, item["y"]["range"][1] * 1.05))
+    if item["x"]["scale"] == figures.SERIES_SCALE:  # series names: long, so slanted
+        ax.set_xticks(range(len(xs)), [_tick(x) for x in xs], fontsize=8, rotation=20, ha="right")
+    elif category:
         ax.set_xticks(range(len(xs)), [_tick(x) for x in xs], fontsize=8)
     elif item["x"].get("ticks") == "data":
         ax.set_xticks(xs, [_tick(x) for x in xs], fontsize=8)
@@ -141,13 +155,32 @@ def _xy(item: dict, colours: dict[str, str]):
     handles, labels = _grouped(handles, labels, item)
     if handles:  # beside the plot, where it hides no point (nor an n/a mark)
         beside = 1.14 if ax2 is not None else 1.02  # clear of the second axis's labels
+        # handlelength: room for a dash pattern to show (p50 solid, p99 dashed, max dotted).
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(beside, 1),
-                  borderaxespad=0)
+                  borderaxespad=0, handlelength=4)
     if item.get("note"):
         fig.text(0.01, 0.01, item["note"], fontsize=6.5, color="#555")
     _title(ax, item)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
+
+
+def _by_series(traces: list[dict]) -> tuple[list[dict], list[float]]:
+    """A one-x chart (figures.SERIES_SCALE): each trace at its series' category, the
+    traces of one series side by side, as plot.js's bySeries places them."""
+    count: dict[str, int] = {}
+    slots = []
+    for t in traces:
+        name = t.get("series") or t["label"]
+        slots.append(count.get(name, 0))
+        count[name] = count.get(name, 0) + 1
+    placed, offsets = [], []
+    for t, slot in zip(traces, slots, strict=True):
+        name = t.get("series") or t["label"]
+        n = count[name]
+        placed.append(t | {"x": [name] * len(t["x"])})
+        offsets.append((slot - (n - 1) / 2) * 0.7 / n if n > 1 else 0.0)
+    return placed, offsets
 
 
 def _grouped(handles, labels, item):

@@ -9,7 +9,9 @@ from msgbench.workloads import generic
 
 def section(data: model.WorkloadData) -> dict:
     ids = figures.Ids(data.workload)
-    items = workloads.plugin(data.workload).section(data, ids)
+    # A chart of more series than a reader can tell apart becomes facets (figures.facets).
+    items = [facet for item in workloads.plugin(data.workload).section(data, ids)
+             for facet in figures.facets(item)]
     wl = data.spec
     return {
         "id": ids.prefix,

@@ -95,7 +95,7 @@ def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
         graphs += workloads.plugin(data.workload).page_graphs(data)
         graphs += _scenario_graphs(data)
     for graph in graphs:  # one colour per target, as in the report (figures.style)
-        figures.style(graph["series"])
+        figures.beside_their_systems(figures.style(graph["series"]))
     return {"name": name, "format": FORMATS[fmt], "graphs": graphs}
 
 
@@ -106,7 +106,10 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
     graphs = []
     for (scenario, sweep, fixed), entries in model.scenario_groups(data.entries).items():
         x_of = None if sweep else (lambda e: e.summary["scenario"])
-        primary = plugin.primary(entries[0].params) or data.primary_metric
+        # Drawn by default: what the Findings judge the scenario by (realistic chat: its
+        # latency p99 and achieved rate, not the offered load), else its primary metric.
+        judged = set(plugin.judged_by(entries[0].params)) or {plugin.primary(entries[0].params)
+                                                              or data.primary_metric}
         for metric in model.metric_names(entries):
             if metric in skip:
                 continue
@@ -115,7 +118,7 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
                 "title": f"{scenario}: {figures.metric_label(metric)}",
                 "subtitle": model.describe_params(json.loads(fixed)),
                 "x_label": sweep or "scenario", "y_label": figures.metric_label(metric),
-                "better": data.better(metric), "primary": metric == primary,
+                "better": data.better(metric), "primary": metric in judged,
                 "x_ticks": "auto",
                 "series": model.series_traces(data, entries, metric, x_of=x_of),
             })

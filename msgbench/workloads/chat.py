@@ -31,6 +31,7 @@ CHARTS = (
     ("Connection time vs users", "connect p99 (ms)", "lower is better",
      [("connect_p99_ms", "p99")]),
 )
+LATENCY_CHART = "Delivery latency vs users"
 USERS_PARAMS = ("groups", "clients_per_group")
 SERIES_AXES = {"_bytes": "memory (bytes)", "_bytes_so_far": "bytes so far (I/O, allocations)",
                "_count": "count", "_ns": "time (ns)", "_per_s": "rate (/s)", "_percent": "share (%)"}
@@ -56,7 +57,10 @@ def section(data: model.WorkloadData, ids: figures.Ids) -> list[dict]:
     reported = set(model.metric_names(data.entries))
     for name, entries in model.group_by(data.entries, kind).items():
         split = model.splitter(entries, (*USERS_PARAMS, "duration_s", "think_ms"))
-        for title, y_label, note, metrics in CHARTS:
+        # Realistic chat is judged by its latency (the offered rate is met by everyone):
+        # the chart that answers comes first, as the Findings judge it.
+        charts = CHARTS if name == "stress" else sorted(CHARTS, key=lambda c: c[0] != LATENCY_CHART)
+        for title, y_label, note, metrics in charts:
             present = [(m, suffix) for m, suffix in metrics if m in reported]
             if not present:
                 continue

@@ -102,11 +102,16 @@ def test_describe_params_writes_mixes_compactly():
 
 
 @pytest.mark.parametrize(("values", "scale"), [
-    ([1000, 5000, 100000], "log"), ([1, 2, 4, 64], "linear"), ([0, 10, 1e6], "linear"),
-    ([None, 3, 300], "log"), ([], "linear"),
+    ([1000, 5000, 100000], "log"), ([1, 2, 4, 8], "linear"), ([0, 10, 1e6], "linear"),
+    ([None, 3, 300], "log"), ([], "linear"), ([3e3, 6e5], "log"),
 ])
-def test_log_scale_only_where_positive_data_spans_two_decades(values, scale):
+def test_log_scale_only_where_positive_data_spans_a_decade(values, scale):
     assert figures.auto_scale(values) == scale
+
+
+def test_an_x_axis_turns_log_only_past_two_decades():
+    assert figures.auto_scale([1, 2, 4, 64], figures.X_LOG_SPAN) == "linear"
+    assert figures.auto_scale([1000, 100000], figures.X_LOG_SPAN) == "log"
 
 
 @pytest.mark.parametrize(("metric", "label"), [

@@ -315,14 +315,14 @@
 
   function drawXY(chart, root, size) {
     var fig = chart.figure;
-    var traces = fig.traces || [];
+    var traces = fig.x.scale === 'series' ? bySeries(fig.traces || []) : (fig.traces || []);
     var visible = traces.filter(function (t, i) { return !chart.hidden.has(i); });
     var hasY2 = !!fig.y2 && traces.some(function (t) { return t.axis === 'y2'; });
     var m = {l: 72, r: hasY2 ? 72 : 16, t: 12, b: 48};
     var px0 = m.l, px1 = size.w - m.r, py0 = m.t, py1 = size.h - m.b;
-    var xs = xValues(traces);
+    var xs = fig.x.scale === 'series' ? seriesNames(traces) : xValues(traces);
     var bars = !!fig.bars;
-    var xKind = bars ? 'category' : (fig.x.scale || 'linear');
+    var xKind = bars || fig.x.scale === 'series' ? 'category' : (fig.x.scale || 'linear');
     if (xKind !== 'category' && !xs.every(isNum)) xKind = 'category';
     var xScale = xKind === 'category' ? categoryScale(xs, px0, px1)
       : valueScale(xKind, xs, px0 + 8, px1 - 8, Math.max(2, Math.floor((px1 - px0) / 90)), false);
@@ -339,6 +339,8 @@
           if (t.hi && isNum(t.hi[i])) out.push(t.hi[i]);
         });
       });
+      var axisFig = axis === 'y' ? fig.y : fig.y2;
+      if (axisFig && axisFig.range && out.length) out = out.concat(axisFig.range);  // facets share it
       return out;
     }
     var yTicks = Math.max(2, Math.floor((py1 - py0) / 50));
@@ -369,6 +371,28 @@
         ? 'no numbers to plot: every point is n/a or failed' : 'every line is hidden',
         {'text-anchor': 'middle', 'class': 'msgplot-empty'});
     }
+  }
+
+  /* A chart of one x value (figures.SERIES_SCALE): each trace at its series' category,
+   * the traces of one series (sent, received; p50, p99) side by side within it. */
+  function seriesNames(traces) {
+    var names = [];
+    traces.forEach(function (t) { if (names.indexOf(t.x[0]) < 0) names.push(t.x[0]); });
+    return names;
+  }
+
+  function bySeries(traces) {
+    var count = new Map(), slot = [];
+    traces.forEach(function (t) {
+      var name = t.series || t.label;
+      slot.push(count.get(name) || 0);
+      count.set(name, (count.get(name) || 0) + 1);
+    });
+    return traces.map(function (t, i) {
+      var name = t.series || t.label, n = count.get(name);
+      return Object.assign({}, t, {x: t.x.map(function () { return name; }), at: t.x,
+        offset: n > 1 ? (slot[i] - (n - 1) / 2) * 0.7 / n : 0});
+    });
   }
 
   /* Where several traces have no number at one x, their marks sit side by side. */
@@ -417,9 +441,19 @@
       if (x < box.x0 - 1 || x > box.x1 + 1) return;
       svg('line', {x1: x, x2: x, y1: box.y1, y2: box.y1 + 4, 'class': 'msgplot-axis'}, axes);
       var label = isNum(v) ? formatSI(v) : String(v);
-      if (x - last < label.length * 6.5 + 6) return;  // skip labels that would overlap
+      // A series name breaks after its target ("rabbitmq/" over "default") to fit its slot.
+      var lines = fig.x.scale === 'series' ? label.replace(/\/| \[/g, function (m) { return m + '\n'; })
+        .split('\n') : [label];
+      var widest = Math.max.apply(null, lines.map(function (l) { return l.length; }));
+      if (fig.x.scale === 'series' && xScale.step < widest * 6.5 + 6) {  // redis_/benchmark
+        lines = [].concat.apply([], lines.map(function (l) { return l.replace(/_/g, '_\n').split('\n'); }));
+        widest = Math.max.apply(null, lines.map(function (l) { return l.length; }));
+      }
+      if (x - last < widest * 6.5 + 6) return;  // skip labels that would overlap
       last = x;
-      svgText(axes, x, box.y1 + 18, label, {'text-anchor': 'middle', 'class': 'msgplot-tick'});
+      lines.forEach(function (line, k) {
+        svgText(axes, x, box.y1 + 18 + 12 * k, line, {'text-anchor': 'middle', 'class': 'msgplot-tick'});
+      });
     });
     svg('line', {x1: box.x0, x2: box.x1, y1: box.y1, y2: box.y1, 'class': 'msgplot-axis'}, axes);
     svg('line', {x1: box.x0, x2: box.x0, y1: box.y0, y2: box.y1, 'class': 'msgplot-axis'}, axes);
@@ -432,8 +466,8 @@
   }
 
   function pointLines(t, i, fig) {
-    var x = t.x[i];
-    var xText = (fig.x.label || 'x') + ' = ' + (isNum(x) ? formatFull(x) : String(x));
+    var x = t.at ? t.at[i] : t.x[i];  // a one-x chart's category is the series; say the x
+    var xText = t.at ? (fig.subtitle || '') : (fig.x.label || 'x') + ' = ' + (isNum(x) ? formatFull(x) : String(x));
     if (t.status && t.status[i] !== 'ok') {
       return [t.label, xText, statusText(t.status[i]) + (t.status[i] === 'unsupported' || t.status[i] === 'failed'
         ? '' : ' (' + t.status[i] + ')'), t.note && t.note[i]];
@@ -457,6 +491,14 @@
     }
     if (shape === 'diamond') {
       return svg('path', {d: 'M' + x + ',' + (y - r - 1) + 'L' + (x + r + 1) + ',' + y + 'L' + x + ',' + (y + r + 1) + 'L' + (x - r - 1) + ',' + y + 'Z', fill: colour}, g);
+    }
+    if (shape === 'star') {  // a reference tool: its system's colour, a mark no system has
+      var d = '';
+      for (var k = 0; k < 10; k++) {
+        var a = Math.PI / 5 * k - Math.PI / 2, rr = k % 2 ? r * 0.5 : r + 2.5;
+        d += (k ? 'L' : 'M') + (x + rr * Math.cos(a)) + ',' + (y + rr * Math.sin(a));
+      }
+      return svg('path', {d: d + 'Z', fill: colour, stroke: '#222', 'stroke-width': 0.6}, g);
     }
     return svg('circle', {cx: x, cy: y, r: r, fill: colour}, g);
   }
@@ -505,8 +547,9 @@
         'stroke-dasharray': DASHES[lineOf(t)] || 'none'}, g);
     }
     var shape = t.marker || MARKERS[index % MARKERS.length];
+    var shift = (t.offset || 0) * (xScale.step || 0);
     order.forEach(function (i) {
-      var x = xScale.map(t.x[i]);
+      var x = xScale.map(t.x[i]) + shift;
       if (!okAt(t, i, scale)) { drawNoValue(chart, g, t, i, x, bottom, colour); return; }
       var y = scale.map(t.y[i]);
       if (t.lo && t.hi) drawErrorBar(g, x, t.lo[i], t.hi[i], scale, colour);

@@ -158,10 +158,11 @@
     });
   }
 
-  function autoScale(values) {
+  /* figures.auto_scale: y log from a decade of span (LOG_SPAN), x from two (X_LOG_SPAN). */
+  function autoScale(values, span) {
     var nums = values.filter(MsgPlot.isNum);
     if (!nums.length || Math.min.apply(null, nums) <= 0) return 'linear';
-    return Math.max.apply(null, nums) / Math.min.apply(null, nums) >= 100 ? 'log' : 'linear';
+    return Math.max.apply(null, nums) / Math.min.apply(null, nums) >= (span || 10) ? 'log' : 'linear';
   }
 
   function okValue(s, i) { return s.status[i] === 'ok' && MsgPlot.isNum(s.y[i]); }
@@ -213,15 +214,19 @@
     var xs = [];
     graph.series.forEach(function (s) { xs = xs.concat(s.x); });
     var numericX = xs.every(MsgPlot.isNum);
+    // One x value (figures.SERIES_SCALE): a dot per series, the x said in the subtitle.
+    var oneX = !options.bar && new Set(xs.map(String)).size === 1 && graph.series.length > 1;
     var values = [];
     series.forEach(function (s) { values = values.concat(s.y); });
     return {
-      kind: 'xy', id: 'graph-' + index + '-' + view, title: titles[view], subtitle: '',
+      kind: 'xy', id: 'graph-' + index + '-' + view, title: titles[view],
+      subtitle: oneX && numericX ? 'at ' + (graph.x_label || 'x') + ' = ' + MsgPlot.formatFull(xs[0]) : '',
       note: view === 'throughput' ? (series.some(function (s) { return s.lo && s.lo.some(MsgPlot.isNum); })
         ? 'error bars: min–max of the repetitions' : '') : 'relative to the ' +
         (view === 'more' ? 'worst' : 'best') + ' value at each x among the lines drawn here',
       bars: options.bar,
-      x: {label: graph.x_label, scale: options.sameX || !numericX ? 'category' : autoScale(xs),
+      x: {label: oneX ? '' : graph.x_label,
+        scale: oneX ? 'series' : options.sameX || !numericX ? 'category' : autoScale(xs, 100),
         ticks: graph.x_ticks || 'auto'},
       y: {label: view === 'throughput' ? graph.y_label : titles[view],
         scale: view === 'throughput' ? autoScale(values) : 'linear',
