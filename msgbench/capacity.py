@@ -7,6 +7,7 @@ top confirmed by repeated runs), and the latency-throughput curve with its knee
 why they are what they are: docs/decisions.md, "Capacity".
 """
 
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -390,7 +391,7 @@ def knee(points: list[CurvePoint], percentile: float = 99.0) -> CurvePoint | Non
     when that rise at least doubles it; None on a curve with no such rise."""
     usable = [p for p in points if p.percentiles_ns.get(percentile)]
     best, steepest = None, math.log(2)
-    for before, after in zip(usable, usable[1:], strict=False):
+    for before, after in itertools.pairwise(usable):
         rise = math.log(after.percentiles_ns[percentile] / before.percentiles_ns[percentile])
         if rise >= steepest:
             best, steepest = before, rise

@@ -1,10 +1,12 @@
 """The capacity search's logic (msgbench/capacity.py), without processes: systems that
 hold every load up to a known one, judged by a rule."""
 
+import itertools
+
 import pytest
 
 from msgbench import capacity, histogram
-from msgbench.capacity import Observation, Search, Slo
+from msgbench.capacity import Observation, Search
 
 
 def search_against(knee: float, **options) -> Search:
@@ -117,7 +119,7 @@ def test_judge_needs_the_rate_delivered_no_loss_beyond_the_bound_and_the_percent
     assert "loss" in capacity.judge(slo, [observation(1000, fast, loss=0.01)]).why
     slow = [1_000_000] * 980 + [9_000_000] * 20
     verdict = capacity.judge(slo, [observation(1000, slow)])
-    assert not verdict.held and "p99 8.98 ms > 5 ms" == verdict.why
+    assert not verdict.held and verdict.why == "p99 8.98 ms > 5 ms"
     failed = capacity.judge(slo, [Observation(1000, "failed", error="verification failed")])
     assert not failed.held and "verification failed" in failed.why
 
@@ -151,4 +153,4 @@ def test_the_spectrum_halves_the_distance_to_100_and_ends_at_the_maximum():
     qs = [q for q, _ in found]
     assert qs[:4] == [0.0, 50.0, 75.0, 87.5] and qs[-1] == 100.0
     assert found[-1][1] == 1_000_000
-    assert all(a[1] <= b[1] for a, b in zip(found, found[1:], strict=False))
+    assert all(a[1] <= b[1] for a, b in itertools.pairwise(found))
