@@ -224,7 +224,7 @@
       x: {label: graph.x_label, scale: options.sameX || !numericX ? 'category' : autoScale(xs),
         ticks: graph.x_ticks || 'auto'},
       y: {label: view === 'throughput' ? graph.y_label : titles[view],
-        scale: view === 'throughput' ? autoScale(values) : 'linear',
+        scale: view === 'throughput' ? (graph.y_scale || autoScale(values)) : 'linear',
         format: view === 'throughput' ? 'si' : 'percent'},
       y2: null,
       traces: series
