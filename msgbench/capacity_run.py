@@ -280,12 +280,20 @@ def run(settings: Settings, the_plan: runner.Plan, scenario: Scenario, store: St
     progress = progress or Progress(total=len(systems) * 12)
 
     def drive(measure, run_id: str) -> None:
+        def keep(label: str, search: capacity.Search) -> None:
+            """The system's result into the run's metadata, as soon as it changes."""
+            if results.get(label) != result_of(search):
+                results[label] = result_of(search)
+                store.set_metadata(run_id, "capacity", the_plan.metadata["capacity"] | {"results": results},
+                                   "the capacity search's results")
+
         jobs: dict[tuple[str, float], runner.Job] = {}
         seen: dict[str, dict[float, list]] = {label: {} for label in systems}
         while any(not search.done for _, search in systems.values()):
             for label, (first, search) in systems.items():
                 probe = search.next()
-                if probe is None:
+                if probe is None:  # done now (the step limit) or before
+                    keep(label, search)
                     continue
                 if (label, probe.load) not in jobs:
                     jobs[(label, probe.load)] = _job_at(first, scenario, axis, base, probe.load, settings)
@@ -308,9 +316,8 @@ def run(settings: Settings, the_plan: runner.Plan, scenario: Scenario, store: St
                     search.record(probe.load, verdict.held)
                     progress.note(f"capacity {label} at {probe.load:,.6g} {axis.unit}: "
                                   f"{'held' if verdict.held else 'not held'} ({verdict.why})")
-                results[label] = result_of(search)
-                store.set_metadata(run_id, "capacity", the_plan.metadata["capacity"] | {"results": results},
-                                   "the capacity search's results")
+                keep(label, search)
+
 
     run_id, status = runner.execute(the_plan, store, None, progress=progress, drive=drive)
     return run_id, status, results

@@ -80,7 +80,8 @@ def curve_table(view: RunView, system: SystemView) -> list[str]:
         q = p.percentiles_ns
         marks = []
         if top is not None and p.offered == top:
-            marks.append("<- capacity")
+            confirmed = system.result.get("status") in (capacity.FOUND, capacity.MACHINE_LIMIT)
+            marks.append("<- capacity" if confirmed else "<- highest held, unconfirmed")
         if system.knee is not None and p.offered == system.knee.offered:
             marks.append("<- knee")
         achieved = "—" if p.achieved is None else f"{p.achieved:,.0f}"
