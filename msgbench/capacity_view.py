@@ -4,6 +4,7 @@ text (`lines`). The report's section (msgbench/report/capacity.py) draws the sam
 """
 
 import math
+import textwrap
 from dataclasses import dataclass
 
 from msgbench import capacity, capacity_run
@@ -70,24 +71,24 @@ def _ns(value: float | None) -> str:
 
 
 def curve_table(view: RunView, system: SystemView) -> list[str]:
-    """The curve as rows: offered, achieved, the percentiles, max, the verdict; the knee
-    and the capacity marked."""
-    header = (f"  {'offered ' + view.axis.unit:>16} {'achieved':>12} {'runs':>4} {'p50':>9} {'p90':>9} {'p99':>9} "
-              f"{'p99.9':>9} {'max':>9}  verdict")
-    rows = [header]
+    """The curve as rows (within 80 columns): offered, achieved, runs, the percentiles,
+    max, the verdict; the capacity and the knee marked."""
+    rows = [f"  {'offered':>9} {'achieved':>9} {'n':>2} {'p50':>8} {'p90':>8} {'p99':>8} {'p99.9':>8} {'max':>8}"
+            f"  verdict"]
     top = system.result.get("capacity")
+    confirmed = system.result.get("status") in (capacity.FOUND, capacity.MACHINE_LIMIT)
     for p in system.points:
         q = p.percentiles_ns
         marks = []
         if top is not None and p.offered == top:
-            confirmed = system.result.get("status") in (capacity.FOUND, capacity.MACHINE_LIMIT)
-            marks.append("<- capacity" if confirmed else "<- highest held, unconfirmed")
+            marks.append("C" if confirmed else "C?")
         if system.knee is not None and p.offered == system.knee.offered:
-            marks.append("<- knee")
+            marks.append("K")
         achieved = "—" if p.achieved is None else f"{p.achieved:,.0f}"
-        rows.append(f"  {p.offered:>16,.0f} {achieved:>12} {p.runs:>4} {_ns(q[50.0]):>9} {_ns(q[90.0]):>9} "
-                    f"{_ns(q[99.0]):>9} {_ns(q[99.9]):>9} {_ns(p.max_ns):>9}  "
-                    f"{'held' if p.held else 'NOT held'}{' ' + ' '.join(marks) if marks else ''}")
+        rows.append(f"  {p.offered:>9,.0f} {achieved:>9} {p.runs:>2} {_ns(q[50.0]):>8} {_ns(q[90.0]):>8} "
+                    f"{_ns(q[99.0]):>8} {_ns(q[99.9]):>8} {_ns(p.max_ns):>8}  "
+                    f"{'held' if p.held else 'no'}{' ' + ' '.join(marks) if marks else ''}")
+    rows.append("  C: capacity (C?: not confirmed); K: knee, before the steepest rise")
     return rows
 
 
@@ -116,30 +117,31 @@ def chart(view: RunView, system: SystemView, height: int = 10) -> list[str]:
     for r in range(height - 1, -1, -1):
         label = (capacity.format_ns(view.slo.bound_ns) if r == bound_row else
                  capacity.format_ns(10 ** (lo + span * r / (height - 1))) if r in (0, height - 1) else "")
-        lines.append(f"  {label:>9} |" + "".join(f" {c} " for c in grid[r]))
+        lines.append(f"  {label:>9} |" + "".join(f" {c}" for c in grid[r]))
     marks = []
     top = system.result.get("capacity")
     for x, _ in values:
         mark = "C" if top is not None and x == top else "K" if system.knee and x == system.knee.offered else " "
-        marks.append(f" {mark} ")
-    lines.append(f"  {'':>9} +" + "---" * len(values))
-    lines.append(f"  {'':>9}  " + "".join(marks) + f"  offered {view.axis.unit}, in order; '-' the bound")
+        marks.append(f" {mark}")
+    lines.append(f"  {'':>9} +" + "--" * len(values))
+    lines.append(f"  {'':>9}  " + "".join(marks))
+    lines.append(f"  {view.slo.name} at each load in turn (log scale); '-' the bound")
     return lines
 
 
 def lines(view: RunView, detail: bool = True) -> list[str]:
     out = [f"capacity: {view.axis.workload} {view.axis.name} under {view.slo.describe()}"]
     for system in view.systems:
-        out.append(headline(view, system))
+        out += textwrap.wrap(headline(view, system), 79, subsequent_indent="  ")
     if not detail:
         return out
     for system in view.systems:
-        out += ["", f"{system.label}: latency against offered load ({view.slo.name} bound "
-                    f"{capacity.format_ns(view.slo.bound_ns)})"]
+        out += ["", f"{system.label}: latency against offered {view.axis.name} ({view.axis.unit})",
+                f"  bound {view.slo.name} <= {capacity.format_ns(view.slo.bound_ns)}; n: runs at the load, merged"]
         out += curve_table(view, system)
         out += chart(view, system)
         if system.spectrum:
-            out.append(f"  percentile spectrum at the capacity ({system.result.get('capacity'):,.0f} "
-                       f"{view.axis.unit}, runs merged): " + ", ".join(
-                           f"p{q:g} {capacity.format_ns(ns)}" for q, ns in system.spectrum))
+            text = (f"percentile spectrum at the capacity ({system.result.get('capacity'):,.0f} {view.axis.unit}, "
+                    "runs merged): " + ", ".join(f"p{q:.6g} {capacity.format_ns(ns)}" for q, ns in system.spectrum))
+            out += ["  " + line for line in textwrap.wrap(text, 76)]
     return out

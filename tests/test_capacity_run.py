@@ -11,6 +11,7 @@ from msgbench import capacity, capacity_run, capacity_view, chat_server, results
 from msgbench.cli import main
 from msgbench.report import html
 from msgbench.store import Store
+from msgbench.web import shape
 from tests.conftest import FIXTURE_TARGETS
 
 KNEE = 20_000
@@ -95,9 +96,13 @@ def test_the_curve_merges_the_confirming_runs_and_the_report_draws_the_knee_at_t
     bound = next(t for t in curve["traces"] if t["label"].startswith("bound"))
     assert set(bound["y"]) == {5.0}  # ms
     assert {t["label"].rsplit(" ", 1)[-1] for t in curve["traces"][:5]} == {"p50", "p90", "p99", "p99.9", "max"}
-    assert "<- capacity <- knee" in out
+    assert "held C K\n" in out
     page = html.render_html(doc)
     assert "Capacity: the highest load under a latency bound" in page
+    graphs = [g for g in shape.from_document(doc, "run")["graphs"] if g["key"].startswith("capacity|")]
+    assert {g["title"] for g in graphs} == {"fakeknee/knee: latency against offered load",
+                                            "fakeknee/slow: latency against offered load"}
+    assert all(g["y_scale"] == "log" for g in graphs)
 
 
 def test_bad_capacity_requests_are_refused_in_one_line(fake_targets, capsys):

@@ -35,7 +35,9 @@ def curve_traces(view: capacity_view.RunView, system: capacity_view.SystemView) 
             note = f"{p.runs} run{'s' if p.runs > 1 else ''}; {'held' if p.held else 'not held'}: {p.why}"
             points.append(model.Point(p.offered, _ms(value), n=p.runs, status="ok" if value else "missing",
                                       note=note))
-        traces.append(model.trace(f"{system.label} {name}", points, dash=dash, target=target, member=member))
+        # Each line a shade of the target's colour as well as a dash: five lines on one chart.
+        traces.append(model.trace(f"{system.label} {name}", points, dash=dash, target=target,
+                                  member=f"{member} {name}"))
     xs = [p.offered for p in system.points]
     if xs:
         bound = model.trace(f"bound: {view.slo.name} <= {capacity.format_ns(view.slo.bound_ns)}",
