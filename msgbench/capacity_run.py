@@ -73,6 +73,10 @@ class PubsubRate(Axis):
     def default_start(self, base):
         return 1000.0
 
+    def machine_limit(self, base, target):
+        highest = spec.workload("pubsub").params["rate"]["maximum"]
+        return float(highest), "the largest rate pubsub's spec takes"
+
     def checked(self, base):
         if "rate" in base:
             raise AxisError(f"-p rate={base['rate']}: the capacity search sets pubsub's rate itself; "
