@@ -149,3 +149,9 @@ def test_chat_users_stop_at_the_machines_descriptors_and_say_so(monkeypatch):
     while (probe := search.next()) is not None:
         search.record(probe.load, True)
     assert search.status == capacity.MACHINE_LIMIT and search.capacity == 19_700
+
+
+def test_the_terminal_summary_fits_80_columns(searched):
+    _, out, _, _ = searched
+    assert "capacity: pubsub rate under p99 <= 5 ms" in out
+    assert max(len(line) for line in out.splitlines()) <= 80

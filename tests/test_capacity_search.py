@@ -154,3 +154,8 @@ def test_the_spectrum_halves_the_distance_to_100_and_ends_at_the_maximum():
     assert qs[:4] == [0.0, 50.0, 75.0, 87.5] and qs[-1] == 100.0
     assert found[-1][1] == 1_000_000
     assert all(a[1] <= b[1] for a, b in itertools.pairwise(found))
+
+
+def test_a_start_above_the_machines_limit_starts_at_the_limit():
+    search = Search(start=50_000, limit=19_700, quantize=round)
+    assert search.next().load == 19_700
