@@ -3,7 +3,19 @@
 import sys
 from pathlib import Path
 
-from msgbench import capacity, capacity_run, capacity_view, chat_server, cpus, hosts, placement, results, spec, targets
+from msgbench import (
+    capacity,
+    capacity_run,
+    capacity_view,
+    chat_server,
+    cpus,
+    hosts,
+    placement,
+    probe,
+    results,
+    spec,
+    targets,
+)
 
 EXAMPLES = ("msgbench capacity pubsub --target nats,redis --slo p99=5ms -p payload_bytes=1024; "
             "msgbench capacity chat --target erlang,go --slo p99=50ms (users at think_ms=5000)")
@@ -41,6 +53,9 @@ def register(command) -> None:
     p.add_argument("--hosts", type=Path, metavar="FILE",
                    help="the hosts roles can be placed on (as run's --hosts; docs/hosts.md)")
     p.add_argument("--place", metavar="ROLE=HOST,...", help="where each role runs (as run's --place)")
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the noise-floor probe; with it, the bisection stops at the wider of --precision "
+                        "and the machine's noise floor (its cv)")
     p.add_argument("--brief", action="store_true", help="only each system's capacity, no curve")
 
 
@@ -98,6 +113,9 @@ def cmd_capacity(args) -> int:
         for t in {j.target.label: j.target for j in the_plan.jobs}.values():
             print(f"msgbench: building {t.label}", file=sys.stderr)
             targets.build(t)
+    if not args.no_probe:
+        the_plan.noise_floor = probe.measure(cpus.layout(the_plan.cpu_policy).measured)
+        within_noise(settings, the_plan)
     store = _store(args)
     print(f"msgbench: capacity of {', '.join(j.target.label + '/' + j.variant.name for j in the_plan.jobs)} "
           f"under {settings.slo.describe()}", file=sys.stderr)
@@ -111,3 +129,18 @@ def cmd_capacity(args) -> int:
     if status == "interrupted":
         return EXIT_INTERRUPTED
     return EXIT_OK if status == "complete" else EXIT_FAILED
+
+
+def within_noise(settings: capacity_run.Settings, the_plan) -> None:
+    """Bisect no finer than the machine's noise: the wider of --precision and the noise
+    floor's cv (a finer bracket would be decided by the machine, not the system)."""
+    floor = the_plan.noise_floor or {}
+    line = probe.line(floor)
+    if line:
+        print(f"msgbench: {line}", file=sys.stderr)
+    cv = floor.get("cv")
+    if isinstance(cv, (int, float)) and cv > settings.precision:
+        print(f"msgbench: bisecting to {cv:.1%}, the noise floor, rather than {settings.precision:.1%}",
+              file=sys.stderr)
+        settings.precision = min(float(cv), 0.5)
+    the_plan.metadata["capacity"]["precision"] = settings.precision

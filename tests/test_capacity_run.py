@@ -155,3 +155,18 @@ def test_the_terminal_summary_fits_80_columns(searched):
     _, out, _, _ = searched
     assert "capacity: pubsub rate under p99 <= 5 ms" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_the_bisection_stops_at_the_noise_floor_when_it_is_wider_than_the_precision():
+    from types import SimpleNamespace
+
+    from msgbench import capacity_cli
+
+    axis = capacity_run.axis_for("pubsub", None)
+    settings = capacity_run.Settings(slo=capacity.parse_slo(["p99=5ms"]), axis=axis, base={})
+    noisy = SimpleNamespace(noise_floor={"cv": 0.06, "slices": 10}, metadata={"capacity": {}})
+    capacity_cli.within_noise(settings, noisy)
+    assert settings.precision == 0.06 and noisy.metadata["capacity"]["precision"] == 0.06
+    quiet = SimpleNamespace(noise_floor={"cv": 0.004, "slices": 10}, metadata={"capacity": {}})
+    capacity_cli.within_noise(settings := capacity_run.Settings(settings.slo, axis, {}), quiet)
+    assert settings.precision == capacity.DEFAULT_PRECISION
