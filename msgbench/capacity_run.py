@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from msgbench import capacity, chat_server, runner, spec, sysinfo
+from msgbench import capacity, chat_server, histogram, runner, spec, sysinfo
 from msgbench.progress import Progress
 from msgbench.store import Store
 from msgbench.suites import Scenario
@@ -201,12 +201,19 @@ def observation(axis: Axis, m: dict) -> capacity.Observation:
     """A stored measurement (or an outcome in the same shape) as the judgement reads it."""
     params, metrics = m.get("params") or {}, m.get("metrics") or {}
     worker = m.get("worker") or {}
-    pairs = (worker.get("histograms") or {}).get(axis.latency) or []
+    try:  # an imported document's histogram is checked here, as the spec checks a worker's
+        latency = histogram.counts((worker.get("histograms") or {}).get(axis.latency) or [], axis.latency)
+    except histogram.HistogramError:
+        latency = {}
     maximum = (worker.get("measured") or {}).get(axis.latency_max)
     return capacity.Observation(
-        offered=axis.load_of(params), status=m.get("status", "failed"), achieved=axis.achieved(metrics, params),
-        latency={b: n for b, n in pairs}, latency_max_ns=maximum,
-        loss_ratio=metrics.get("loss_ratio", 0.0) or 0.0, error=m.get("error"))
+        offered=axis.load_of(params), status=m.get("status", "failed"),
+        achieved=_number(axis.achieved(metrics, params)), latency=latency, latency_max_ns=_number(maximum),
+        loss_ratio=_number(metrics.get("loss_ratio")) or 0.0, error=m.get("error"))
+
+
+def _number(value) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def system_label(m: dict) -> str:
@@ -230,7 +237,10 @@ def axis_of_run(metadata: dict) -> tuple[Axis, capacity.Slo] | None:
     raw = (metadata or {}).get("capacity")
     if not isinstance(raw, dict):
         return None
-    return axis_for(raw["workload"], raw["load"]), capacity.Slo.from_dict(raw["slo"])
+    try:  # an imported run's metadata is no one's promise: a malformed search is no search
+        return axis_for(raw["workload"], raw["load"]), capacity.Slo.from_dict(raw["slo"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 # ---------------------------------------------------------------- the run

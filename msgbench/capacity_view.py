@@ -33,11 +33,16 @@ def of_run(run: dict) -> RunView | None:
     if found is None:
         return None
     axis, slo = found
-    results = (run["metadata"]["capacity"].get("results")) or {}
+    results = run["metadata"]["capacity"].get("results")
+    results = results if isinstance(results, dict) else {}
     systems = []
-    for label, by_load in capacity_run.by_system(axis, run.get("measurements") or []).items():
+    try:
+        found_by_system = capacity_run.by_system(axis, run.get("measurements") or [])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):  # steps without the axis's parameters
+        return None
+    for label, by_load in found_by_system.items():
         points = capacity.curve(slo, by_load)
-        result = results.get(label) or {"status": "searching", "capacity": None, "why": "no result stored"}
+        result = _result(results.get(label))
         top = result.get("capacity")
         spectrum = []
         if top is not None and top in by_load:
@@ -45,6 +50,19 @@ def of_run(run: dict) -> RunView | None:
             spectrum = capacity.spectrum(buckets, maximum)
         systems.append(SystemView(label, result, points, capacity.knee(points, slo.percentile), spectrum))
     return RunView(axis, slo, systems)
+
+
+def _result(raw) -> dict:
+    """A stored result as the view shows it; anything malformed (an imported document)
+    as no result."""
+    none = {"status": "searching", "capacity": None, "why": "no result stored", "steps": 0, "runs_at_capacity": 0}
+    if not isinstance(raw, dict):
+        return none
+    top = raw.get("capacity")
+    if top is not None and (not isinstance(top, (int, float)) or isinstance(top, bool)):
+        return none
+    return none | {k: raw[k] for k in none if k in raw} | {"why": str(raw.get("why", "")),
+                                                             "status": str(raw.get("status", "searching"))}
 
 
 def headline(view: RunView, system: SystemView) -> str:

@@ -170,3 +170,19 @@ def test_the_bisection_stops_at_the_noise_floor_when_it_is_wider_than_the_precis
     quiet = SimpleNamespace(noise_floor={"cv": 0.004, "slices": 10}, metadata={"capacity": {}})
     capacity_cli.within_noise(settings := capacity_run.Settings(settings.slo, axis, {}), quiet)
     assert settings.precision == capacity.DEFAULT_PRECISION
+
+
+def test_a_malformed_imported_search_is_no_search_rather_than_a_crash(searched):
+    import copy
+
+    _, _, doc, _ = searched
+    run = copy.deepcopy(doc["runs"][0])
+    run["metadata"]["capacity"]["results"]["fakeknee/knee"]["capacity"] = "lots"
+    run["measurements"][0]["worker"]["histograms"]["latency_ns"] = [["x", 1]]
+    view = capacity_view.of_run(run)
+    knee_system = next(s for s in view.systems if s.label == "fakeknee/knee")
+    assert knee_system.result["capacity"] is None
+    assert "no capacity" in capacity_view.headline(view, knee_system)
+    del run["metadata"]["capacity"]["slo"]
+    assert capacity_view.of_run(run) is None
+    html.render_html({"format": doc["format"], "version": doc["version"], "runs": [run]})
