@@ -127,7 +127,7 @@ def test_bad_capacity_requests_are_refused_in_one_line(fake_targets, capsys):
 def test_chat_users_step_in_whole_groups_and_rate_through_whole_ms_of_think_time():
     users = capacity_run.axis_for("chat", None)
     base = capacity_run.base_params(users, {})
-    assert (base["server"], base["think_ms"], base["clients_per_group"]) == ("ws", 5000, 10)
+    assert (base["server"], base["think_ms"], base["clients_per_group"], base["duration_s"]) == ("ws", 5000, 10, 30)
     assert users.quantize(base)(1234) == 1230
     assert users.params_for(1230, base)["groups"] == 123
     assert users.achieved({"achieved_send_ratio": 0.995}, base | {"groups": 100}) == pytest.approx(995)
