@@ -28,7 +28,12 @@ def curve_traces(view: capacity_view.RunView, system: capacity_view.SystemView) 
     target, member = system.label.split("/", 1)[0].split("@")[0], system.label.split("/", 1)[-1]
     traces = []
     lines = [*((q, name) for q, name in CURVE_LINES), (None, "max")]
-    for dash, (q, name) in enumerate(lines):
+    # The bounded percentile stands out: a solid line in the target's own colour; the
+    # others dashed, in lighter or darker shades of it.
+    bounded = next((i for i, (q, _) in enumerate(lines) if q == view.slo.percentile), None)
+    others = iter(range(1, len(lines) + 1))
+    for index, (q, name) in enumerate(lines):
+        dash = 0 if index == bounded else next(others)
         points = []
         for p in system.points:
             value = p.max_ns if q is None else p.percentiles_ns.get(q)
@@ -37,7 +42,7 @@ def curve_traces(view: capacity_view.RunView, system: capacity_view.SystemView) 
                                       note=note))
         # Each line a shade of the target's colour as well as a dash: five lines on one chart.
         traces.append(model.trace(f"{system.label} {name}", points, dash=dash, target=target,
-                                  member=f"{member} {name}"))
+                                  member=member if index == bounded else f"{member} {name}"))
     xs = [p.offered for p in system.points]
     if xs:
         bound = model.trace(f"bound: {view.slo.name} <= {capacity.format_ns(view.slo.bound_ns)}",
