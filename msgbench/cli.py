@@ -19,6 +19,8 @@ from msgbench import (
     building,
     builds,
     calibrate,
+    capacity_cli,
+    capacity_view,
     chat_server,
     compare,
     cpus,
@@ -256,6 +258,7 @@ def _parser() -> argparse.ArgumentParser:
     p = command("serve", cmd_serve, "the results page: paste, drop or pick runs and draw them together")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    capacity_cli.register(command)
     return parser
 
 
@@ -726,6 +729,9 @@ def cmd_show(args) -> int:
         print(f"service logs: {', '.join(run['logs'])} (msgbench logs {run['id']} NAME)")
     print()
     _print_run(doc, args.format, args.wide)
+    view = capacity_view.of_run(run)
+    if view is not None and args.format == "table":  # a capacity search: its answer and curves after the steps
+        print("\n" + "\n".join(capacity_view.lines(view)))
     return EXIT_OK
 
 

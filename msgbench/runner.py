@@ -109,6 +109,7 @@ class Plan:
     min_time_s: float = 0.0  # --min-time: each timed section at least this long (calibrate.py); 0: off
     budget_s: float | None = None  # --budget: the run's whole time; extra repetitions only within it
     started: float | None = None  # time.monotonic() when execute began
+    metadata: dict = field(default_factory=dict)  # more for the run's metadata (a capacity search's bound)
 
     def elapsed_s(self) -> float:
         return time.monotonic() - self.started if self.started is not None else 0.0
@@ -371,8 +372,13 @@ def _shown(params: dict) -> str:
 
 
 def execute(plan: Plan, store: Store, suite: str | None, command: str | None = None,
-            progress: Progress | None = None) -> tuple[str, str]:
-    """Run every job; return the run id and its final status."""
+            progress: Progress | None = None, drive=None) -> tuple[str, str]:
+    """Run every job; return the run id and its final status.
+
+    drive: instead of the plan's rounds, a function given (measure, run_id) that decides
+    the measurements itself (msgbench/capacity_run.py), with the run's brokers, peers and
+    CPU layout set up as for any run; measure(job, round_index) measures one repetition
+    of a job, stores it and returns its Outcome."""
     chosen = {j.target.label: j.target for j in plan.jobs}
     plan.started = time.monotonic()
     plan.calibrate()
@@ -399,6 +405,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         metadata["min_time_s"] = plan.min_time_s
     if plan.budget_s is not None:
         metadata["budget_s"] = plan.budget_s
+    metadata |= plan.metadata
     layout = cpus.layout(plan.cpu_policy)
     metadata["cpu_placement"] = layout.as_dict() | {"description": layout.describe()}
     run_id = store.start_run(command, suite, metadata, notes)
@@ -425,6 +432,10 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             if peers.facts:  # each host's CPU, cores, kernel and runtimes, beside this machine's
                 store.set_hosts(run_id, peers.facts)
             chat_split.check_hosts(plan.jobs, peers, MEMORY_HEADROOM)
+            if drive is not None:
+                drive(lambda job, round_index: _measure(job, round_index, run_id, store, progress, peers,
+                                                        brokers, layout), run_id)
+                return run_id, status
             rounds = max(j.warmup + j.repeat for j in plan.jobs)
             for round_index in range(rounds):
                 for job in plan.jobs:
@@ -483,7 +494,7 @@ def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
 
 
 def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
-             peers: placement.Peers, brokers: services.Services, layout: cpus.Layout) -> None:
+             peers: placement.Peers, brokers: services.Services, layout: cpus.Layout) -> Outcome:
     warmup = round_index < job.warmup
     repetition = round_index + 1 if warmup else round_index - job.warmup + 1
     planned = job.repeat + job.extra
@@ -553,6 +564,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         job.primary.append(outcome.metrics[judged])
     if outcome.status in ("unsupported", "timeout"):
         job.stopped = outcome.status
+    return outcome
 
 
 def _calibrate(job: Job, wl: spec.Workload, outcome: Outcome) -> None:

@@ -180,10 +180,14 @@ class Store:
 
     def set_hosts(self, run_id: str, facts: dict) -> None:
         """The metadata of the hosts a run's roles were placed on (metadata["hosts"])."""
+        self.set_metadata(run_id, "hosts", facts, "the hosts' metadata")
+
+    def set_metadata(self, run_id: str, key: str, value, what: str = "the run's metadata") -> None:
+        """One key of a run's metadata, set as the run goes (a capacity search's results)."""
         row = self.db.execute("SELECT metadata FROM runs WHERE id = ?", (run_id,)).fetchone()
-        metadata = json.loads(row["metadata"]) | {"hosts": facts}
+        metadata = json.loads(row["metadata"]) | {key: value}
         self._write(lambda: self.db.execute(
-            "UPDATE runs SET metadata = ? WHERE id = ?", (_dumps(metadata), run_id)), "the hosts' metadata")
+            "UPDATE runs SET metadata = ? WHERE id = ?", (_dumps(metadata), run_id)), what)
 
     def runs(self, limit: int | None = None) -> list[dict]:
         sql = (

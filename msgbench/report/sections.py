@@ -3,7 +3,7 @@ the generic ones for a workload without a module), then every summary in a table
 """
 
 from msgbench import figures, model, workloads
-from msgbench.report import limits
+from msgbench.report import capacity, limits
 from msgbench.workloads import generic
 
 
@@ -25,5 +25,5 @@ def section(data: model.WorkloadData) -> dict:
 
 
 def extra_sections(doc: dict) -> list[dict]:
-    """Sections about the whole document rather than one workload: the limits."""
-    return [s for s in (limits.section(doc),) if s]
+    """Sections about the whole document rather than one workload: capacity searches, the limits."""
+    return [s for s in (capacity.section(doc), limits.section(doc)) if s]

@@ -15,6 +15,7 @@ import json
 
 from msgbench import figures, model, results, workloads
 from msgbench.formats import otp, registry
+from msgbench.report import capacity as capacity_figures
 from msgbench.workloads import fanin
 
 FORMATS = {"json": "msgbench-json", "csv": "csv", "md": "markdown", "otp": "otp"}
@@ -94,6 +95,7 @@ def from_document(doc: dict, name: str, fmt: str = "json") -> dict:
     for data in model.collect(doc, workloads.order):
         graphs += workloads.plugin(data.workload).page_graphs(data)
         graphs += _scenario_graphs(data)
+    graphs += capacity_figures.page_graphs(doc)
     for graph in graphs:  # one colour per target, as in the report (figures.style)
         figures.beside_their_systems(figures.style(graph["series"]))
     return {"name": name, "format": FORMATS[fmt], "graphs": graphs}

@@ -229,7 +229,7 @@
         scale: oneX ? 'series' : options.sameX || !numericX ? 'category' : autoScale(xs, 100),
         ticks: graph.x_ticks || 'auto'},
       y: {label: view === 'throughput' ? graph.y_label : titles[view],
-        scale: view === 'throughput' ? autoScale(values) : 'linear',
+        scale: view === 'throughput' ? (graph.y_scale || autoScale(values)) : 'linear',
         format: view === 'throughput' ? 'si' : 'percent'},
       y2: null,
       traces: series
