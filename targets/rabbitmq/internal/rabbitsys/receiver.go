@@ -33,7 +33,7 @@ type receiver struct {
 
 var _ pubsub.Backlogger = (*receiver)(nil)
 
-// Subscribe declares receiver r's exclusive auto-delete queue, binds it with
+// Subscribe declares receiver r's exclusive queue, binds it with
 // every source's routing key and starts consuming. Queue declaration, binding
 // and basic.consume are synchronous (their -ok replies arrived), so a message
 // published afterwards is routed to the queue.
@@ -50,7 +50,9 @@ func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options
 		conn.Close()
 		return nil, fmt.Errorf("rabbitmq at %s: %s: %w", env.ServiceURL, what, err)
 	}
-	q, err := ch.QueueDeclare("", false, true, true, false, nil)
+	// Exclusive: deleted with the connection. Not auto-delete, which would
+	// delete it (and what it holds) when Halt cancels the consumer.
+	q, err := ch.QueueDeclare("", false, false, true, false, nil)
 	if err != nil {
 		return fail("queue.declare", err)
 	}
@@ -114,17 +116,22 @@ func (rc *receiver) Dropped() int64 { return rc.dropped.Load() }
 // what RabbitMQ still holds that it has not sent. Deliveries already sent
 // (auto-ack) or awaiting their ack are not in it.
 func (rc *receiver) Backlog() (int64, error) {
-	q, err := rc.query.QueueDeclarePassive(rc.queue, false, true, true, false, nil)
+	q, err := rc.query.QueueDeclarePassive(rc.queue, false, false, true, false, nil)
 	if err != nil {
 		return 0, fmt.Errorf("passive queue.declare %s: %w", rc.queue, err)
 	}
 	return int64(q.Messages), nil
 }
 
-// Halt cancels the consumer (basic.cancel, waiting for cancel-ok, which the
-// broker sends after every delivery it made to it) and waits until the
-// delivery loop has handed on everything amqp091-go buffered: afterwards the
-// queue's count is exactly what never reached the receiver.
+// Halt cancels the consumer (basic.cancel, waiting for cancel-ok) and waits
+// until the delivery loop has handed on everything amqp091-go buffered:
+// afterwards the queue's count is what never left it. With consumer acks
+// ("confirms") that is exact: what was sent and not acked stays out of the
+// count and was received. With auto-ack, deliveries the broker's channel had
+// already taken from the queue when the cancel reached it are written after
+// cancel-ok, and amqp091-go drops deliveries for a cancelled consumer
+// silently: those count as lost. The count errs only that way: it never
+// calls a lost message undelivered.
 func (rc *receiver) Halt() error {
 	if err := rc.consume.Cancel(rc.tag, false); err != nil {
 		return fmt.Errorf("basic.cancel %s: %w", rc.tag, err)
