@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -33,6 +34,11 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 		t.Fatal(err)
 	}
 	defer rc.Close()
+	// Released before Close on every path: Close waits for deliver, which a
+	// failure before the release below would leave blocked (and the node
+	// running past the test).
+	release := sync.OnceFunc(func() { close(gate) })
+	defer release()
 	b, ok := rc.(pubsub.Backlogger)
 	if !ok {
 		t.Fatal("the receiver does not say what the broker holds (pubsub.Backlogger)")
@@ -71,7 +77,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	if held != want {
 		t.Fatalf("%v: the broker holds %d of %d for a stalled receiver, want %d", opts, held, total, want)
 	}
-	close(gate)
+	release()
 	if err := b.Halt(); err != nil {
 		t.Fatal(err)
 	}
