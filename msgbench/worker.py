@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from msgbench import cpus as cpusets
 from msgbench import interrupts, jsonio, procs, shield, spec
 from msgbench.groups import KILL_GRACE_S, stop_group
+from msgbench.series import SampleSeries
 
 STDERR_KEEP_BYTES = 16_384
 # Samples are taken about once a second outside the measured path: a day's soak is 86,400.
@@ -86,7 +87,7 @@ class _Protocol:
         self.hello = None
         self.final = None  # the result or error message
         self.breach = None
-        self.series = []
+        self.series = SampleSeries()
 
     def feed(self, raw: bytes) -> None:
         if self.breach:
@@ -126,10 +127,10 @@ class _Protocol:
     def _sample(self, message: dict) -> None:
         if len(self.series) >= MAX_SAMPLES:
             self.breach = f"the worker sent more than {MAX_SAMPLES} samples (at most one a second is expected)"
-        elif self.series and message["t_ms"] < self.series[-1]["t_ms"]:
+        elif self.series and message["t_ms"] < self.series.last_t_ms:
             self.breach = f"the worker's sample at t_ms={message['t_ms']} is earlier than its previous one"
         else:
-            self.series.append({"t_ms": message["t_ms"], **message["values"]})
+            self.series.append(message["t_ms"], message["values"])
 
     def _hello(self, message: dict) -> None:
         if self.hello is not None:
@@ -284,7 +285,7 @@ def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float)
         outcome.status = "ok"
         outcome.verify = final["verify"]
         outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
-        outcome.series = protocol.series
+        outcome.series = protocol.series.to_list()
 
 
 def _reap(proc: subprocess.Popen) -> None:

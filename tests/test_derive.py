@@ -68,12 +68,12 @@ def test_pubsub_rate_per_receiver_and_latency_from_the_histogram():
     m = derive("pubsub", {"publish_ns": 10**9, "source_cpu_ns": 5 * 10**8, "receiver_cpu_ns": 10**8,
                           "peak_rss_bytes": 1, "receiver_received": [100, 1], "receiver_first_ns": [0, 7],
                           "receiver_last_ns": [10**8, 7], "latency_max_ns": 49_800},
-               {"published": 100, "received": 101, "lost": 99, "receivers": 2, "out_of_order": 0, "duplicates": 0,
-                "corrupt": 0, "dropped": 0, "lossless": 0},
+               {"published": 100, "received": 101, "undelivered": 0, "lost": 99, "receivers": 2, "out_of_order": 0,
+                "duplicates": 0, "corrupt": 0, "dropped": 0, "lossless": 0},
                {"latency_ns": histogram.record(latencies)}, rate=100, payload_bytes=64, receivers=2)
     assert m["msgs_per_s"] == 500  # (100 / 0.1 s + 0) / 2: one message has no span
     assert m["payload_bits_per_s"] == 500 * 64 * 8 and m["publish_msgs_per_s"] == 100
-    assert m["loss_ratio"] == 99 / 200 and m["source_cpu_ms"] == 500
+    assert m["loss_ratio"] == 99 / 200 and m["undelivered_ratio"] == 0 and m["source_cpu_ms"] == 500
     assert m["latency_p50_us"] == 1.0035 and m["latency_max_us"] == 49.8  # 1000 ns lies in [1000, 1008)
     assert m["latency_p999_us"] == 49.8  # [49664, 50176): its midpoint is capped at the measured maximum
     assert "broker_cpu_ms" not in m  # optional: the harness measures it
@@ -83,8 +83,32 @@ def test_pubsub_latency_only_when_a_rate_is_set():
     m = derive("pubsub", {"publish_ns": 10**9, "source_cpu_ns": 1, "receiver_cpu_ns": 1, "peak_rss_bytes": 1,
                           "receiver_received": [2], "receiver_first_ns": [0], "receiver_last_ns": [10**9],
                           "broker_cpu_ns": 2_000_000},
-               {"published": 2, "received": 2, "lost": 0, "receivers": 1}, rate=0)
+               {"published": 2, "received": 2, "undelivered": 0, "lost": 0, "receivers": 1}, rate=0)
     assert "latency_p50_us" not in m and m["broker_cpu_ms"] == 2.0
+
+
+def pubsub_counts(**counts) -> dict:
+    return {"published": 10_000, "receivers": 2, "out_of_order": 0, "duplicates": 0, "corrupt": 0, "dropped": 0,
+            "lossless": 1} | counts
+
+
+def test_pubsub_messages_still_queued_in_the_broker_are_undelivered_not_lost():
+    # A lossless RabbitMQ whose receivers stopped waiting with 4,293 messages still in its queues.
+    wl = spec.workload("pubsub")
+    params = spec.resolve_params(wl, {})
+    held = pubsub_counts(received=20_000 - 4293, undelivered=4293, lost=0)
+    assert spec.failed_rules(wl, params, held) == []
+    m = derive("pubsub", {"publish_ns": 10**9, "source_cpu_ns": 1, "receiver_cpu_ns": 1, "peak_rss_bytes": 1,
+                          "receiver_received": [10_000, 10_000 - 4293], "receiver_first_ns": [0, 0],
+                          "receiver_last_ns": [10**9, 10**9]}, held, rate=0)
+    assert m["undelivered_ratio"] == 4293 / 20_000 and m["loss_ratio"] == 0
+    # The same messages missing and not held by the broker: lost, and a lossless variant fails.
+    failures = spec.failed_rules(wl, params, pubsub_counts(received=20_000 - 4293, undelivered=0, lost=4293))
+    assert failures == ["lossless == 0 or lost == 0 does not hold (lossless=1, lost=4293)"]
+    # Counts that do not add up fail, however the worker splits them.
+    assert spec.failed_rules(wl, params, pubsub_counts(received=19_900, undelivered=50, lost=0)) == [
+        "received + undelivered + lost == published * receivers does not hold "
+        "(lost=0, published=10000, received=19900, receivers=2, undelivered=50)"]
 
 
 def test_chat_seed_block():

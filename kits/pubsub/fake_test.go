@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // fakeSystem is an in-memory System: one process-wide "broker" of channels.
@@ -16,6 +17,10 @@ import (
 //	duplicate    receiver 0 gets message 5 of each source twice
 //	failconnect  Connect fails
 //	failpublish  Publish fails at message 1000
+//	stall        the broker holds receiver 0's messages after the 50th of
+//	             each source for stallFor from the first one held, then
+//	             delivers them; it says what it holds (Backlogger)
+//	stuck        as stall, but it never delivers them until Close
 type fakeSystem struct {
 	mu       sync.Mutex
 	subs     []*fakeReceiver
@@ -36,7 +41,7 @@ func (f *fakeSystem) Check(opts Options, p Params) error {
 		return err
 	}
 	switch fault(opts) {
-	case "", "lossy", "reorder", "corrupt", "duplicate", "failconnect", "failpublish", "stubborn":
+	case "", "lossy", "reorder", "corrupt", "duplicate", "failconnect", "failpublish", "stubborn", "stall", "stuck":
 	default:
 		return &Unsupported{Message: "fake has no fault " + fault(opts)}
 	}
@@ -53,10 +58,72 @@ type fakeReceiver struct {
 	done    chan struct{}
 	held    []byte // reorder: the odd message waiting for its successor
 	dropped int64
+	broker  *fakeQueue // stall, stuck: receiver 0's messages the broker holds
+	closing sync.Once
+}
+
+// stallFor is how long the stall fault's broker holds messages: several
+// times the drain_ms of the tests that use it.
+const stallFor = 1500 * time.Millisecond
+
+// fakeQueue is what a stalling broker holds for one receiver.
+type fakeQueue struct {
+	mu      sync.Mutex
+	msgs    [][]byte
+	release *time.Timer // stall: delivers msgs when it fires
+	halted  bool
+}
+
+// hold keeps msg in the broker; the first one held starts the stall's clock.
+func (q *fakeQueue) hold(msg []byte, variant string, deliver chan<- []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.msgs = append(q.msgs, msg)
+	if variant == "stall" && q.release == nil {
+		q.release = time.AfterFunc(stallFor, func() {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if q.halted {
+				return
+			}
+			for _, m := range q.msgs {
+				deliver <- m
+			}
+			q.msgs = nil
+		})
+	}
+}
+
+// backloggedReceiver is a fake receiver whose broker says what it holds.
+type backloggedReceiver struct{ *fakeReceiver }
+
+func (r backloggedReceiver) Backlog() (int64, error) {
+	q := r.broker
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return int64(len(q.msgs)), nil
+}
+
+// Halt stops the broker's deliveries and waits until what it already sent
+// has been delivered.
+func (r backloggedReceiver) Halt() error {
+	q := r.broker
+	q.mu.Lock()
+	q.halted = true
+	if q.release != nil {
+		q.release.Stop()
+	}
+	q.mu.Unlock()
+	r.stop()
+	return nil
 }
 
 func (f *fakeSystem) Subscribe(ctx context.Context, env Env, opts Options, p Params, receiver int, deliver func([]byte)) (Receiver, error) {
 	r := &fakeReceiver{index: receiver, variant: fault(opts), ch: make(chan []byte, 1024), done: make(chan struct{})}
+	stalls := receiver == 0 && (r.variant == "stall" || r.variant == "stuck")
+	if stalls {
+		r.broker = &fakeQueue{}
+	}
 	go func() {
 		defer close(r.done)
 		for msg := range r.ch {
@@ -69,7 +136,20 @@ func (f *fakeSystem) Subscribe(ctx context.Context, env Env, opts Options, p Par
 	f.mu.Lock()
 	f.subs = append(f.subs, r)
 	f.mu.Unlock()
+	if stalls {
+		return backloggedReceiver{r}, nil
+	}
 	return r, nil
+}
+
+// send is the broker's delivery of msg to r: held by a stalling broker, else
+// on r's channel (blocking: lossless, like TCP).
+func (r *fakeReceiver) send(msg []byte) {
+	if h, _ := decodeHeader(msg); r.broker != nil && h.Seq > 50 {
+		r.broker.hold(msg, r.variant, r.ch)
+		return
+	}
+	r.ch <- msg
 }
 
 // handle applies the variant's fault, on receiver 0 only.
@@ -114,9 +194,24 @@ func (r *fakeReceiver) Close() error {
 	if r.variant == "stubborn" {
 		select {} // a client that never lets go: the worker must kill the peer
 	}
-	close(r.ch)
-	<-r.done
+	r.stop()
 	return nil
+}
+
+// stop ends the delivery goroutine once it has delivered what r.ch holds.
+func (r *fakeReceiver) stop() {
+	r.closing.Do(func() {
+		if r.broker != nil {
+			r.broker.mu.Lock() // no release is writing to r.ch
+			r.broker.halted = true
+			if r.broker.release != nil {
+				r.broker.release.Stop()
+			}
+			defer r.broker.mu.Unlock()
+		}
+		close(r.ch)
+	})
+	<-r.done
 }
 
 type fakeSource struct {
@@ -146,7 +241,7 @@ func (s *fakeSource) Publish(msg []byte) error {
 	subs := s.f.subs
 	s.f.mu.Unlock()
 	for _, r := range subs {
-		r.ch <- append([]byte(nil), msg...) // blocking: lossless, like TCP
+		r.send(append([]byte(nil), msg...))
 	}
 	return nil
 }

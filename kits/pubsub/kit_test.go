@@ -324,7 +324,7 @@ func TestReceiverChecks(t *testing.T) {
 	bad := EncodeMessage(32, 1, 1, 0)
 	bad[31] ^= 1
 	r.deliver(bad) // wrong filler
-	rep := r.report(0)
+	rep := r.report(0, 0)
 	if rep.Received != 9 || rep.Duplicates != 1 || rep.OutOfOrder != 1 || rep.Corrupt != 3 {
 		t.Fatalf("got %+v", rep)
 	}

@@ -25,10 +25,11 @@ func (m measured) result() protocol.Result {
 	}
 	n := len(m.served.Receivers)
 	got, first, last := make([]int64, n), make([]int64, n), make([]int64, n)
-	var received, outOfOrder, duplicates, corrupt, dropped int64
+	var received, undelivered, outOfOrder, duplicates, corrupt, dropped int64
 	for i, r := range m.served.Receivers {
 		got[i], first[i], last[i] = r.Received, r.FirstNs, r.LastNs
 		received += r.Received
+		undelivered += r.Undelivered
 		outOfOrder += r.OutOfOrder
 		duplicates += r.Duplicates
 		corrupt += r.Corrupt
@@ -47,9 +48,12 @@ func (m measured) result() protocol.Result {
 		Verify: map[string]int64{
 			"published": published,
 			"received":  received,
-			// What did not arrive, from the published counts: received +
-			// lost == published x receivers, with the receivers' own counts.
-			"lost":         published*int64(n) - received,
+			// Still queued in the broker when the drain ended (the
+			// receivers' systems say where they can): not lost.
+			"undelivered": undelivered,
+			// What did not arrive and is not held, from the published
+			// counts: received + undelivered + lost == published x receivers.
+			"lost":         published*int64(n) - received - undelivered,
 			"receivers":    int64(n),
 			"out_of_order": outOfOrder,
 			"duplicates":   duplicates,

@@ -99,6 +99,7 @@ func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 	stdinClosed := make(chan struct{})
 	go readWorker(lines, published, stdinClosed)
 	var counts []int64
+	undelivered := make([]int64, len(states))
 	select {
 	case counts = <-published:
 	case <-stdinClosed:
@@ -111,7 +112,15 @@ func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 		for _, c := range counts {
 			total += c
 		}
-		awaitReceivers(states, total, p, stdinClosed)
+		watches := newBacklogWatches(receivers)
+		// The peer stops 5 s before the worker gives up on it (drainLimit),
+		// so its served line, with everything counted, arrives in time.
+		awaitReceivers(states, watches, total, time.Duration(p.DrainMs)*time.Millisecond, drainLimit(p)-5*time.Second, stdinClosed)
+		select {
+		case <-stdinClosed:
+		default:
+			undelivered = countUndelivered(states, watches, total)
+		}
 	}
 	select {
 	case <-stdinClosed:
@@ -130,7 +139,7 @@ func serveRun(in io.Reader, w *protocol.Writer, cfg serveConfig) error {
 	}
 	closeAll() // deliver has stopped once every Close has returned
 	for i, st := range states {
-		served.Receivers[i] = st.report(dropped[i])
+		served.Receivers[i] = st.report(dropped[i], undelivered[i])
 		served.Messages += served.Receivers[i].Received
 		served.Bytes += st.bytes
 	}
@@ -162,55 +171,4 @@ func readWorker(lines *bufio.Reader, published chan<- []int64, closed chan<- str
 			return
 		}
 	}
-}
-
-// awaitReceivers waits until each receiver has total messages, or has had
-// nothing for drain_ms since the published line (or its last message), or
-// stdin closes, or the overall limit passes. What is missing then is loss.
-func awaitReceivers(states []*receiverState, total int64, p Params, stdinClosed <-chan struct{}) {
-	drain := int64(p.DrainMs) * 1e6
-	start := monoNow()
-	limit := start + int64(drainLimit(p)-5*time.Second)
-	tick := time.NewTicker(monitorEvery)
-	defer tick.Stop()
-	for {
-		now := monoNow()
-		waiting := 0
-		for _, st := range states {
-			if st.received.Load() >= total {
-				continue
-			}
-			if now-max(st.lastNs.Load(), start) < drain {
-				waiting++
-			}
-		}
-		if waiting == 0 {
-			return
-		}
-		if now >= limit {
-			// Still receiving: what is missing is not lost by the system but
-			// undelivered within the time limit; say so beside the count.
-			fmt.Fprintf(os.Stderr, "pubsub kit, receivers: %d receiver(s) still receiving at the time limit "+
-				"(%.1f s after the published line); the rest counts as lost\n", waiting, float64(now-start)/1e9)
-			return
-		}
-		select {
-		case <-stdinClosed:
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-// drainLimit is how long the worker waits for served after its published
-// line: 25 s plus twice drain_ms plus twice the publishing time, because a
-// receiver still working through a backlog (a broker's queue filled at several
-// times the rate it delivers) is not idle: RabbitMQ at 16 B took 15 s to
-// deliver 3 s of publishing here. The peer stops 5 s earlier, so its served
-// line, with the loss counted, arrives before the worker gives up. Setup (at
-// most 25 s), publishing and this stay within the harness's time limit
-// (60 + duration_s*3 + drain_ms/1000*2 s).
-func drainLimit(p Params) time.Duration {
-	return 25*time.Second + 2*time.Duration(p.DrainMs)*time.Millisecond +
-		time.Duration(2*p.DurationS*float64(time.Second))
 }

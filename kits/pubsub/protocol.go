@@ -54,4 +54,7 @@ type ReceiverReport struct {
 	Duplicates int64 `json:"duplicates"`
 	Corrupt    int64 `json:"corrupt"`
 	Dropped    int64 `json:"dropped"`
+	// Undelivered is what the broker still held for the receiver when the
+	// drain ended (Backlogger), neither received nor lost.
+	Undelivered int64 `json:"undelivered"`
 }

@@ -127,15 +127,16 @@ func (r *receiverState) deliver(msg []byte) {
 }
 
 // report is the receiver's line in served; call it once deliver has stopped.
-func (r *receiverState) report(dropped int64) ReceiverReport {
+func (r *receiverState) report(dropped, undelivered int64) ReceiverReport {
 	return ReceiverReport{
-		Received:   r.received.Load(),
-		FirstNs:    r.firstNs,
-		LastNs:     r.lastNs.Load(),
-		OutOfOrder: r.outOfOrder,
-		Duplicates: r.duplicates,
-		Corrupt:    r.corrupt,
-		Dropped:    dropped,
+		Undelivered: undelivered,
+		Received:    r.received.Load(),
+		FirstNs:     r.firstNs,
+		LastNs:      r.lastNs.Load(),
+		OutOfOrder:  r.outOfOrder,
+		Duplicates:  r.duplicates,
+		Corrupt:     r.corrupt,
+		Dropped:     dropped,
 	}
 }
 

@@ -77,6 +77,27 @@ type Receiver interface {
 	Close() error
 }
 
+// Backlogger is what a Receiver also implements when its system can say how
+// many messages it still holds for the receiver (a broker's queue depth), so
+// that a receiver the broker has stopped feeding for a while (a broker starved
+// of CPU on a loaded machine) is not taken for one that has everything, and
+// what it never got is counted as undelivered, not lost. Systems whose broker
+// keeps no per-receiver backlog (NATS core, Redis pub/sub, MQTT at QoS 0:
+// each message is written to the subscriber's connection or dropped) do not
+// implement it.
+type Backlogger interface {
+	// Backlog is how many messages the system holds for this receiver that
+	// have not yet been sent to its client. The kit calls it while deliver
+	// runs, from another goroutine; it may block while the broker is slow
+	// (the kit waits for it in a goroutine of its own).
+	Backlog() (int64, error)
+	// Halt stops the system's delivery to this receiver and returns once
+	// deliver has run for every message already sent to the client (what the
+	// client library buffered), so that a Backlog after it counts exactly
+	// the messages that never reached the receiver. Close follows.
+	Halt() error
+}
+
 // Source publishes on its topic; it is used by one goroutine at a time.
 type Source interface {
 	// Publish hands one message (header included) to the system; msg may be

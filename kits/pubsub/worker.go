@@ -119,8 +119,9 @@ func run(req request, line []byte, cfg workerConfig) (protocol.Result, error) {
 	}
 	r := measured{params: p, pub: pub, served: served, sourceCPU: sourceCPU, peakRSS: rss}.result()
 	v := r.Verify
-	fmt.Fprintf(os.Stderr, "pubsub kit: published %d, received %d, lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d\n",
-		v["published"], v["received"], v["lost"], v["dropped"], v["out_of_order"], v["duplicates"], v["corrupt"])
+	fmt.Fprintf(os.Stderr, "pubsub kit: published %d, received %d, undelivered at drain %d (still queued in the broker), "+
+		"lost %d, dropped %d, out_of_order %d, duplicates %d, corrupt %d\n",
+		v["published"], v["received"], v["undelivered"], v["lost"], v["dropped"], v["out_of_order"], v["duplicates"], v["corrupt"])
 	return r, nil
 }
 

@@ -341,8 +341,10 @@ def result(*, publish_ns: int, published: int, receivers: int, receiver_received
         **extra,
     }
     # The tools count messages published and received, nothing else: order, duplicates, content
-    # and drops are not checked, so their counts are 0 by construction and marked as such.
-    verify = {"published": published, "received": received, "lost": lost, "receivers": receivers,
+    # and drops are not checked, so their counts are 0 by construction and marked as such. The
+    # tools stop only once every subscriber has every message, so nothing is left undelivered.
+    verify = {"published": published, "received": received, "undelivered": 0, "lost": lost,
+              "receivers": receivers,
               "out_of_order": 0, "duplicates": 0, "corrupt": 0, "dropped": 0,
               "order_checked": False, "duplicates_checked": False, "content_checked": False, **verify_extra}
     return {"type": "result", "measured": measured, "verify": verify}

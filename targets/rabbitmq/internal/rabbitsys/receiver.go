@@ -19,14 +19,21 @@ const (
 	ackEvery = prefetch / 4
 )
 
-// receiver is one connection with one consumer on its own queue.
+// receiver is one connection with one consumer on its own queue, and a
+// second channel on which the drain asks how many messages the queue holds.
 type receiver struct {
 	conn    *amqp.Connection
+	consume *amqp.Channel
+	query   *amqp.Channel
+	queue   string
+	tag     string       // the consumer's
 	dropped atomic.Int64 // the connection closed by the broker or the network
 	done    chan struct{}
 }
 
-// Subscribe declares receiver r's exclusive auto-delete queue, binds it with
+var _ pubsub.Backlogger = (*receiver)(nil)
+
+// Subscribe declares receiver r's exclusive queue, binds it with
 // every source's routing key and starts consuming. Queue declaration, binding
 // and basic.consume are synchronous (their -ok replies arrived), so a message
 // published afterwards is routed to the queue.
@@ -43,7 +50,9 @@ func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options
 		conn.Close()
 		return nil, fmt.Errorf("rabbitmq at %s: %s: %w", env.ServiceURL, what, err)
 	}
-	q, err := ch.QueueDeclare("", false, true, true, false, nil)
+	// Exclusive: deleted with the connection. Not auto-delete, which would
+	// delete it (and what it holds) when Halt cancels the consumer.
+	q, err := ch.QueueDeclare("", false, false, true, false, nil)
 	if err != nil {
 		return fail("queue.declare", err)
 	}
@@ -57,11 +66,16 @@ func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options
 			return fail("basic.qos", err)
 		}
 	}
-	deliveries, err := ch.Consume(q.Name, "", !manualAck, true, false, false, nil)
+	query, err := conn.Channel()
+	if err != nil {
+		return fail("opening a second channel", err)
+	}
+	tag := fmt.Sprintf("msgbench-receiver-%d", r)
+	deliveries, err := ch.Consume(q.Name, tag, !manualAck, true, false, false, nil)
 	if err != nil {
 		return fail("basic.consume", err)
 	}
-	rc := &receiver{conn: conn, done: make(chan struct{})}
+	rc := &receiver{conn: conn, consume: ch, query: query, queue: q.Name, tag: tag, done: make(chan struct{})}
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
 		// A nil error is our own Close; anything else lost the queue (it is
@@ -96,6 +110,35 @@ func (rc *receiver) Endpoint() string { return "" }
 
 // Dropped is the number of times the connection was closed under us.
 func (rc *receiver) Dropped() int64 { return rc.dropped.Load() }
+
+// Backlog is the queue's count of messages ready for delivery (a passive
+// queue.declare; the queue is exclusive to this connection, so asked on it):
+// what RabbitMQ still holds that it has not sent. Deliveries already sent
+// (auto-ack) or awaiting their ack are not in it.
+func (rc *receiver) Backlog() (int64, error) {
+	q, err := rc.query.QueueDeclarePassive(rc.queue, false, false, true, false, nil)
+	if err != nil {
+		return 0, fmt.Errorf("passive queue.declare %s: %w", rc.queue, err)
+	}
+	return int64(q.Messages), nil
+}
+
+// Halt cancels the consumer (basic.cancel, waiting for cancel-ok) and waits
+// until the delivery loop has handed on everything amqp091-go buffered:
+// afterwards the queue's count is what never left it. With consumer acks
+// ("confirms") that is exact: what was sent and not acked stays out of the
+// count and was received. With auto-ack, deliveries the broker's channel had
+// already taken from the queue when the cancel reached it are written after
+// cancel-ok, and amqp091-go drops deliveries for a cancelled consumer
+// silently: those count as lost. The count errs only that way: it never
+// calls a lost message undelivered.
+func (rc *receiver) Halt() error {
+	if err := rc.consume.Cancel(rc.tag, false); err != nil {
+		return fmt.Errorf("basic.cancel %s: %w", rc.tag, err)
+	}
+	<-rc.done
+	return nil
+}
 
 // Close closes the connection, which deletes the queue, and waits for the
 // delivery loop to end.

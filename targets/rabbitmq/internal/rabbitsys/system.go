@@ -1,7 +1,7 @@
 // Package rabbitsys is msgbench's pubsub System for RabbitMQ (AMQP 0-9-1)
 // through github.com/rabbitmq/amqp091-go. Topology: one direct exchange
 // "msgbench"; source i publishes with routing key msgbench.<i>; each receiver
-// has an exclusive, auto-delete, server-named queue bound with every source's
+// has an exclusive, server-named queue bound with every source's
 // key, and one consumer on it.
 package rabbitsys
 

@@ -22,8 +22,9 @@ const rabbitmqServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 // (msgbench/catalogue.py): its own epmd on a free port, its own node name,
 // ports and directories, guest allowed beyond loopback; both are stopped in
 // Cleanup. Skipped when rabbitmq-server is not installed. The node takes
-// several seconds to boot.
-func startRabbitMQ(t *testing.T) pubsub.Env {
+// several seconds to boot. It returns the node's process group too, for
+// the tests that stall it.
+func startRabbitMQ(t *testing.T) (pubsub.Env, int) {
 	t.Helper()
 	server := kittest.Binary(t, "apt-get install rabbitmq-server", rabbitmqServer)
 	if testing.Short() {
@@ -57,18 +58,19 @@ func startRabbitMQ(t *testing.T) pubsub.Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := func(argv ...string) {
+	start := func(argv ...string) int {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
-		kittest.Start(t, cmd) // ends the node and its helpers in Cleanup
+		kittest.Start(t, cmd)  // ends the node and its helpers in Cleanup
+		return cmd.Process.Pid // the group's: kittest.Start gives it one of its own
 	}
 	// Our own epmd in the foreground: the node would otherwise daemonise one
 	// that outlives the test.
 	start("epmd", "-port", strconv.Itoa(epmdPort), "-address", "127.0.0.1")
 	kittest.WaitListening(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(epmdPort)), 10*time.Second, log.Name())
-	start(server)
+	node := start(server)
 	kittest.WaitListening(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 90*time.Second, log.Name())
-	return pubsub.Env{ServiceURL: fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d", port)}
+	return pubsub.Env{ServiceURL: fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d", port)}, node
 }
 
 // roundTrip subscribes receivers, publishes perSource messages from every
@@ -85,7 +87,7 @@ var (
 
 // TestRabbitMQ starts one node for every case: a boot takes seconds.
 func TestRabbitMQ(t *testing.T) {
-	env := startRabbitMQ(t)
+	env, node := startRabbitMQ(t)
 	t.Run("default", func(t *testing.T) {
 		roundTrip(t, env, plain, pubsub.Params{PayloadBytes: 100, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
 	})
@@ -94,6 +96,14 @@ func TestRabbitMQ(t *testing.T) {
 		// that spans several frames (frame_max 128 KiB).
 		roundTrip(t, env, confirms, pubsub.Params{PayloadBytes: 1000, Sources: 2, SourceThreads: 1, Receivers: 2}, 5000)
 		roundTrip(t, env, confirms, pubsub.Params{PayloadBytes: 300_000, Sources: 1, SourceThreads: 1, Receivers: 1}, 50)
+	})
+	t.Run("backlog", func(t *testing.T) {
+		for _, opts := range []pubsub.Options{plain, confirms} {
+			backlogCounted(t, env, opts)
+		}
+	})
+	t.Run("stalled broker", func(t *testing.T) {
+		stalledBroker(t, env, node)
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		bad := pubsub.Env{ServiceURL: "amqp://guest:guest@127.0.0.1:" + strconv.Itoa(kittest.FreePort(t))}
