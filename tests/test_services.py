@@ -66,8 +66,8 @@ def test_a_taken_port_is_a_clear_error_and_leaves_nothing_running():
 
 
 def test_an_unknown_service_names_the_known_ones():
-    with pytest.raises(services.ServiceError, match="unknown service 'kafka'; known services: mosquitto, nats"):
-        catalogue.spec("kafka")
+    with pytest.raises(services.ServiceError, match="unknown service 'pulsar'; known services: jetstream, kafka, mosquitto, nats"):
+        catalogue.spec("pulsar")
 
 
 def session_members(sid: int) -> list[int]:
