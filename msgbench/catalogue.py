@@ -1,7 +1,8 @@
 """The service catalogue: the brokers messaging targets need, and how each is started.
 
 Each service is a server from Debian's packages (Kafka: from Maven Central, fetched by
-targets/kafka's build): its binary, its package, how its version is asked, how it is launched on given ports in a temporary directory of its
+targets/kafka's build): its binary, its package, how its version is asked, how it is
+launched on given ports in a temporary directory of its
 own (configuration files included), and the protocol-level greeting that says it is
 ready. Starting, watching and stopping one is services.py's business.
 """

@@ -18,6 +18,10 @@ const (
 	asyncMaxPending = 4000
 	// flushWithin bounds the wait for the last acks.
 	flushWithin = 60 * time.Second
+	// stallWait is how long PublishAsync waits for room among the pending
+	// (nats.go's default, 200 ms, fails the publish with "stalled" when a
+	// loaded machine's broker acks slower): room to wait is back-pressure.
+	stallWait = 30 * time.Second
 )
 
 // source is one connection publishing on msgbench.<index> into the stream.
@@ -60,7 +64,7 @@ func (s *source) Publish(msg []byte) error {
 	if s.sync {
 		_, err = s.js.Publish(context.Background(), s.subject, msg)
 	} else {
-		_, err = s.js.PublishAsync(s.subject, append([]byte(nil), msg...))
+		_, err = s.js.PublishAsync(s.subject, append([]byte(nil), msg...), jetstream.WithStallWait(stallWait))
 	}
 	if err != nil {
 		return fmt.Errorf("publish on %s to JetStream at %s: %w", s.subject, s.serviceURL, err)
