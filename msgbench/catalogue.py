@@ -44,6 +44,7 @@ class ServiceSpec:
     ready_timeout_s: float = 20.0
     extra_ports: tuple[str, ...] = ()
     install: str = ""  # how to install it when it is not a Debian package
+    built_by: str = ""  # the target whose build makes it (so it is not missing before that build)
 
 
     def url(self, port: int, address: str = LOCALHOST) -> str:
@@ -128,7 +129,8 @@ def _rabbitmq(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
                   helpers=[(["epmd", "-port", str(ports["epmd"]), "-address", LOCALHOST], ports["epmd"])])
 
 
-KAFKA_BROKER = str(paths.REPO_ROOT / "targets" / "kafka" / "bin" / "kafka-broker")  # make -C targets/kafka build
+# Made by the kafka target's build, in the targets folder the harness uses.
+KAFKA_BROKER = str(paths.targets_dir() / "kafka" / "bin" / "kafka-broker")
 
 # One KRaft node, broker and controller in one JVM, on loopback. Topics are created by the
 # kafka target (auto-creation off: a topic with the wrong partition count is never made
@@ -212,7 +214,8 @@ SERVICES = {
     # 2-core machine, far more on a loaded one.
     "kafka": ServiceSpec(
         "kafka", KAFKA_BROKER, "kafka", "kafka", [KAFKA_BROKER, "--version"], _kafka, _kafka_answers,
-        ready_timeout_s=120.0, extra_ports=("controller",), install="make -C targets/kafka build"),
+        ready_timeout_s=120.0, extra_ports=("controller",), install="make -C targets/kafka build",
+        built_by="kafka"),
     "redis": ServiceSpec(
         "redis", "redis-server", "redis-server", "redis", ["redis-server", "--version"], _redis,
         lambda s: _greets(s, b"PING\r\n", lambda d: d.startswith(b"+PONG"))),

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from msgbench import catalogue, targets
 from msgbench.cli import main as run_cli
 from msgbench.store import Store
 from tests.conftest import ready_target
@@ -73,3 +74,12 @@ def test_a_broker_killed_mid_measurement_is_named_by_the_run(target, service, br
     assert all(pid_gone(pid) for pid in killed)
     assert not [cmd for cmd in command_lines().values() if f"msgbench-service-{os.getpid()}-{service}-" in cmd]
     capsys.readouterr()
+
+
+def test_the_kafka_broker_is_not_missing_before_the_build_that_fetches_it(monkeypatch):
+    """bin/kafka-broker comes from the kafka target's own build: before it, the target is
+    buildable (msgbench build and make test's install do not skip it), not 'not installed'."""
+    monkeypatch.setattr(catalogue, "installed", lambda service: service.name != "kafka")
+    targets.registry.cache_clear()
+    assert not [m for m in targets.target("kafka").missing_requirements() if "service kafka" in m]
+    assert catalogue.spec("kafka").install_command() == "make -C targets/kafka build"
