@@ -7,8 +7,6 @@ own (configuration files included), and the protocol-level greeting that says it
 ready. Starting, watching and stopping one is services.py's business.
 """
 
-import base64
-import os
 import shutil
 import socket
 from collections.abc import Callable
@@ -173,9 +171,9 @@ KAFKA_JVM = ("-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPe
 
 
 def _kafka(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
-    cluster_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")  # what kafka-storage random-uuid makes
+    # The launcher copies the log directory's template formatted at build time into data/.
     return Launch([KAFKA_BROKER, str(tmp / "server.properties")],
-                  env={"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": KAFKA_HEAP,
+                  env={"KAFKA_HEAP_OPTS": KAFKA_HEAP,
                        "KAFKA_JVM_OPTS": f"{KAFKA_JVM} -Dlog4j2.configurationFile={tmp / 'log4j2.properties'}"},
                   files={"server.properties": KAFKA_PROPERTIES.format(
                       address=address, port=ports["main"], controller=ports["controller"], tmp=tmp),
@@ -210,8 +208,7 @@ SERVICES = {
         "jetstream", "nats-server", "nats-server", "nats",
         ["nats-server", "--version"], _jetstream,
         lambda s: _greets(s, b"", lambda d: d.startswith(b"INFO ") and b'"jetstream":true' in d)),
-    # A JVM started twice (the log directory formatted, then the broker): 5-10 s on an idle
-    # 2-core machine, far more on a loaded one.
+    # A JVM start: seconds on an idle 2-core machine, a minute with it loaded 15-fold.
     "kafka": ServiceSpec(
         "kafka", KAFKA_BROKER, "kafka", "kafka", [KAFKA_BROKER, "--version"], _kafka, _kafka_answers,
         ready_timeout_s=120.0, extra_ports=("controller",), install="make -C targets/kafka build",

@@ -1,9 +1,10 @@
 #!/bin/sh
 # kafka-broker CONFIG: Apache Kafka's broker as one KRaft node (broker and controller in
 # one process, no ZooKeeper), in the foreground, from the jars `make build` put in ../lib.
-# The log directory named in CONFIG is formatted first (kafka-storage format, with the
-# cluster id in $KAFKA_CLUSTER_ID), then the broker replaces this shell (exec), so the
-# harness's parent-death signal and session reach the JVM itself.
+# KRaft needs a formatted log directory: `make build` formatted one once (../formatted,
+# kafka-storage format), and each broker starts on a copy of it in the log directory CONFIG
+# names, which saves a JVM start per broker. The broker then replaces this shell (exec),
+# so the harness's parent-death signal and session reach the JVM itself.
 #   KAFKA_HEAP_OPTS  the broker's heap (msgbench/catalogue.py sets it)
 #   KAFKA_JVM_OPTS   further JVM options
 #   JAVA             the java to run (default: java on PATH)
@@ -17,10 +18,12 @@ if [ "${1:-}" = --version ]; then
   exit 0
 fi
 config=${1:?usage: kafka-broker CONFIG | --version}
-java=${JAVA:-java}
-# A short-lived JVM: no JIT beyond C1, a small serial heap.
+logdir=$(sed -n 's/^log\.dirs=//p' "$config")
+if [ ! -f "$here/formatted/meta.properties" ] || [ -z "$logdir" ]; then
+  echo "kafka-broker: needs $here/formatted (make build) and log.dirs in $config" >&2
+  exit 2
+fi
+mkdir -p "$logdir"
+cp -R "$here/formatted/." "$logdir/"
 # shellcheck disable=SC2086
-"$java" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m ${KAFKA_TOOL_OPTS:-} -cp "$here/lib/*" \
-  kafka.tools.StorageTool format --ignore-formatted -t "${KAFKA_CLUSTER_ID:?}" -c "$config"
-# shellcheck disable=SC2086
-exec "$java" ${KAFKA_HEAP_OPTS:--Xmx1g -Xms1g} ${KAFKA_JVM_OPTS:-} -cp "$here/lib/*" kafka.Kafka "$config"
+exec "${JAVA:-java}" ${KAFKA_HEAP_OPTS:--Xmx1g -Xms1g} ${KAFKA_JVM_OPTS:-} -cp "$here/lib/*" kafka.Kafka "$config"

@@ -50,7 +50,7 @@ message.max.bytes=8388608
 		}
 	})
 	cmd := exec.Command(bin, filepath.Join(dir, "server.properties"))
-	cmd.Env = append(os.Environ(), "KAFKA_CLUSTER_ID=bXNnYmVuY2gtdGVzdC1pZA", "KAFKA_HEAP_OPTS=-Xmx512m")
+	cmd.Env = append(os.Environ(), "KAFKA_HEAP_OPTS=-Xmx512m")
 	cmd.Stdout, cmd.Stderr = log, log
 	stop = kittest.Start(t, cmd)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
