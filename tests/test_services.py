@@ -87,7 +87,7 @@ def session_members(sid: int) -> list[int]:
 
 
 # rabbitmq: the server script runs beam as its child, and stops it when it gets the
-# parent-death signal; kafka: the launcher formats the log directory, then execs the JVM;
+# parent-death signal; kafka: the launcher copies the formatted log directory, then execs the JVM;
 # redis-server and nats-server (jetstream) are the direct child.
 @pytest.mark.parametrize("name", ["redis", "rabbitmq", "kafka", "jetstream"])
 def test_a_harness_killed_with_sigkill_takes_its_broker_along_and_the_next_sweeps_its_directory(
