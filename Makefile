@@ -4,18 +4,28 @@ TARGET_DIRS := $(wildcard targets/*)
 # Code the targets share (the Go kit): linted and tested as the targets are.
 KIT_DIRS := $(wildcard kits/*)
 
+# Each phase's time, printed as one line at the end (scripts/timed.sh).
+TIMES := results/.phase-times
+TIMED = scripts/timed.sh $(TIMES)
+
 .PHONY: run test install install-test build lint test-harness test-targets clean
 
-run: install
-	$(PY) -m msgbench build
-	$(PY) -m msgbench run --suite quick
-	$(PY) -m msgbench report latest -o results/report.html
+run:
+	@rm -f $(TIMES)
+	@$(TIMED) install bash scripts/install-deps.sh
+	@$(TIMED) build $(PY) -m msgbench build
+	@$(TIMED) "quick suite" $(PY) -m msgbench run --suite quick
+	@$(TIMED) report $(PY) -m msgbench report latest -o results/report.html
+	@scripts/timed.sh --summary $(TIMES) "make run"
 
-test: install-test
-	$(PY) -m msgbench build
-	$(MAKE) lint
-	$(MAKE) test-targets
-	$(MAKE) test-harness
+test:
+	@rm -f $(TIMES)
+	@$(TIMED) install bash scripts/install-deps.sh --test
+	@$(TIMED) build $(PY) -m msgbench build
+	@$(TIMED) lint $(MAKE) -s lint
+	@$(TIMED) "target tests" $(MAKE) -s test-targets
+	@$(TIMED) "harness tests" $(MAKE) -s test-harness
+	@scripts/timed.sh --summary $(TIMES) "make test"
 
 install:
 	bash scripts/install-deps.sh

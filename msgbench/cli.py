@@ -3,17 +3,20 @@
 import argparse
 import contextlib
 import difflib
+import functools
 import json
 import math
 import os
 import re
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import msgbench.limits as machine_limits
 from msgbench import (
     __version__,
+    building,
     builds,
     calibrate,
     chat_server,
@@ -22,6 +25,7 @@ from msgbench import (
     doctor,
     eta,
     hosts,
+    paths,
     placement,
     probe,
     procs,
@@ -123,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--long", action="store_true", help="every detail: parameters, each variant's description")
     p = command("build", cmd_build, "build the targets (all installed ones by default)")
     p.add_argument("--target", help="comma-separated targets")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="builds at a time (default: the CPU count, here %(default)s)")
 
     p = command("run", cmd_run, "run a workload or a suite and store the results")
     p.add_argument("workload", nargs="?", help="the workload to run (or use --suite)")
@@ -370,25 +376,26 @@ def cmd_list(args) -> int:
 def cmd_build(args) -> int:
     chosen = ([targets.target(n) for n in args.target.split(",")] if args.target
               else list(targets.registry().values()))
-    failed = False
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs} is out of range: it must be >= 1")
+    steps = {}
     for t in chosen:
         missing = t.missing_requirements()
         if missing and not args.target:
             print(f"skip {t.name}: needs {', '.join(missing)} ({t.install_command()})", file=sys.stderr)
             continue
-        try:
-            print(f"build {t.name}: {t.build}", file=sys.stderr)
-            targets.build(t, quiet=False)
-        except targets.TargetError as exc:
-            print(f"msgbench: error: {exc}", file=sys.stderr)
-            failed = True
+        steps[t.name] = functools.partial(targets.build, t, quiet=True)
     if any(t.chat_server for t in chosen):  # the chat server kind's one load generator
-        try:
-            print(f"build the chat load generator: make build in {chat_server.LOAD_GENERATOR_DIR}", file=sys.stderr)
-            chat_server.build_load_generator()
-        except targets.TargetError as exc:
-            print(f"msgbench: error: {exc}", file=sys.stderr)
-            failed = True
+        steps["chat load generator"] = chat_server.build_load_generator
+    print(f"building {len(steps)}: {', '.join(steps)} ({args.jobs} at a time)", file=sys.stderr)
+    started = time.monotonic()
+    done = building.build_all(steps, args.jobs, paths.builds_dir().parent / "build-times.json",
+                              say=lambda line: print(line, file=sys.stderr))
+    failed = [b for b in done if b.error is not None]
+    for b in failed:
+        print(f"msgbench: error: {b.error}", file=sys.stderr)
+    print(f"build took {time.monotonic() - started:.0f} s; {len(done) - len(failed)} built"
+          + (f", {len(failed)} failed: {', '.join(b.name for b in failed)}" if failed else ""), file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK
 
 

@@ -22,6 +22,8 @@ measurement; a process seen outside its CPUs makes the measurement say so.
 import os
 from dataclasses import dataclass
 
+from msgbench import shield
+
 PINNED, UNPINNED = "pinned", "unpinned"
 POLICIES = {
     PINNED: "the harness and brokers on the first CPU, the measured processes on the others "
@@ -71,6 +73,7 @@ class Layout:
     harness: frozenset[int] | None = None
     measured: frozenset[int] | None = None
     brokers: frozenset[int] | None = None
+    shielded: bool = False  # the measured CPUs kept from the rest of the machine (msgbench tune)
 
     @property
     def cores(self) -> int | None:
@@ -83,6 +86,8 @@ class Layout:
             cpus = getattr(self, role)
             if cpus is not None:
                 found[role] = cpu_list(cpus)
+        if self.shielded:
+            found["shielded"] = True
         return found
 
     def describe(self) -> str:
@@ -90,14 +95,22 @@ class Layout:
             return f"{self.policy}: every process placed by the scheduler"
         noun = "CPU" if len(self.measured) == 1 else "CPUs"
         text = f"{self.policy}: measured processes on {noun} {cpu_list(self.measured)}"
+        if self.shielded:
+            text += " (shielded: the machine's other work kept off it)"
         if self.brokers == self.harness:
             return text + f", harness and brokers on {cpu_list(self.harness)}"
         return text + f", brokers on {cpu_list(self.brokers)}, harness on {cpu_list(self.harness)}"
 
 
 def layout(policy: str, available: frozenset[int] | None = None) -> Layout:
-    """The layout of a policy over the CPUs this process may use."""
+    """The layout of a policy over the CPUs this process may use; with a shield up
+    (msgbench/shield.py, made by msgbench tune), pinned is the shield's own split."""
     check_policy(policy)
+    up = shield.active() if available is None else None
+    if up is not None and policy == PINNED:
+        return Layout(policy=policy, harness=up.rest, brokers=up.rest, measured=up.measured, shielded=True)
+    if up is not None:
+        available = up.rest | up.measured
     cpus = sorted(available if available is not None else os.sched_getaffinity(0))
     if policy == UNPINNED or len(cpus) < 2:
         # One CPU cannot be split: everything shares it, as unpinned would.

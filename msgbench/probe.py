@@ -7,13 +7,13 @@ stored in its metadata as "noise_floor" and shown beside its results. A workload
 on a machine whose own floor is at 9% cannot be expected to hold still within 3%.
 """
 
+import functools
 import json
-import os
 import shlex
 import statistics
 import subprocess
 
-from msgbench import targets
+from msgbench import shield, targets
 from msgbench.cpus import cpu_list
 from msgbench.store import now_iso
 
@@ -43,7 +43,7 @@ def measure(cpus: frozenset[int] | None = None) -> dict:
     argv = [str(path), "--probe", f"{SECONDS:g}", str(SLICES)]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIME_LIMIT_S, check=False,
-                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+                              preexec_fn=functools.partial(shield.place, cpus, shield.path_for(cpus)))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"skipped": f"{shlex.join(argv)}: {exc}"}
     if proc.returncode != 0:

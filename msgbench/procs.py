@@ -35,10 +35,12 @@ POLL_S = 0.01
 # ---------------------------------------------------------------- harness side
 
 
-def supervised_argv(argv: list[str], status_fd: int, grace_s: float, cpus: str | None = None) -> list[str]:
+def supervised_argv(argv: list[str], status_fd: int, grace_s: float, cpus: str | None = None,
+                    cpuset: str | None = None) -> list[str]:
     """The command that runs argv under the supervisor (give it pass_fds=(status_fd,)).
-    cpus: the CPUs (a kernel CPU list, '1' or '2-7') the worker and all it starts run on."""
-    placed = ["--cpus", cpus] if cpus else []
+    cpus: the CPUs (a kernel CPU list, '1' or '2-7') the worker and all it starts run on;
+    cpuset: the cpuset folder to enter first (msgbench/shield.py: the shielded CPUs)."""
+    placed = (["--cpuset", cpuset] if cpuset else []) + (["--cpus", cpus] if cpus else [])
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd),
             "--parent", str(os.getpid()), "--grace", f"{grace_s:g}", *placed, "--", *argv]
 
@@ -229,6 +231,9 @@ def main(args: list[str]) -> int:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the harness died before PR_SET_PDEATHSIG took hold
         return 1
+    if "--cpuset" in options:  # a shield's CPUs are outside the harness's cpuset: enter it first
+        with open(os.path.join(options["--cpuset"], "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
     if "--cpus" in options:  # before the worker exists: its threads and children inherit it
         os.sched_setaffinity(0, _cpu_set(options["--cpus"]))
     report = supervisor.run(argv)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from msgbench import catalogue, cpus, interrupts, procs, tempdirs
+from msgbench import catalogue, cpus, interrupts, procs, shield, tempdirs
 from msgbench.catalogue import LOCALHOST, ServiceError, ServiceSpec
 from msgbench.groups import stop_group
 
@@ -47,10 +47,11 @@ def _die_with_parent() -> None:
 def _child_setup(cpus: frozenset[int] | None):
     """What a broker's child does before exec: die with the harness, and run on its CPUs
     (set before exec, so every thread the server starts inherits them)."""
+    cpuset = shield.path_for(cpus)  # read before the fork: the child only writes
+
     def setup() -> None:
         _die_with_parent()
-        if cpus:
-            os.sched_setaffinity(0, cpus)
+        shield.place(cpus, cpuset)
     return setup
 
 

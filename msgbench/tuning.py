@@ -14,10 +14,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from msgbench import noise
+from msgbench import cpus, noise, shield
 
 ROOT_ENV = "MSGBENCH_SYSFS_ROOT"
 STATE = "var/lib/msgbench/tune-state.json"
+SHIELD_STATE = "var/lib/msgbench/shield-masks.json"  # each thread's own CPU mask (msgbench/shield.py)
 CPU = "sys/devices/system/cpu"
 HALTPOLL = "sys/module/haltpoll/parameters/guest_halt_poll_ns"
 # Idle polling on: the kernel's own default for haltpoll's guest_halt_poll_ns
@@ -82,6 +83,7 @@ def sources() -> list[Source]:
     turbo = _turbo()
     found.append(Source("turbo / boost", turbo[0], turbo[1], turbo[2]))
     found.append(_idle_polling())
+    found.append(_shield_source())
     isolated = _read(f"{CPU}/isolated")
     found.append(Source("isolated CPUs", isolated or "none",
                         "CPUs the scheduler leaves alone: a place to pin a measurement" if isolated else
@@ -102,6 +104,18 @@ def _load() -> Source:
         now += f"; steal {steal:.0%}"
     return Source("other load", now, "other work competes for the cores a measurement times (its warning names "
                                      "it: machine busy)", "no: stop it, or run on a quiet machine")
+
+
+def _shield_source() -> Source:
+    up = shield.active()
+    if up is not None:
+        return Source("shield", up.describe(), "nothing else runs on the measured CPUs", "already up")
+    effect = "the machine's other work may run on the measured CPU beside the worker"
+    if not shield.available():
+        return Source("shield", "not possible (no cgroup v1 cpuset)", effect, "no: isolcpus= on the kernel "
+                      "command line, then reboot")
+    return Source("shield", "none", effect, "yes: every other process moved to the harness's CPU "
+                  "(cpusets, as cset shield)")
 
 
 def _turbo() -> tuple[str, str, str]:
@@ -191,16 +205,37 @@ def tune() -> list[str]:
             _save_state(state)  # saved before written: an interrupted tune can still be reverted
         _write(relative, value)
         lines.append(f"/{relative}: {before} -> {value}")
+    lines += _shield_up()
     return lines or ["nothing to change: " + ("already tuned" if state else "this machine exposes nothing tune sets")]
+
+
+def _shield_up() -> list[str]:
+    """Keep the rest of the machine off the CPUs --cpus pinned measures on (msgbench/shield.py)."""
+    if shield.active() is not None:
+        return []
+    if not shield.available():
+        return [f"shield: not possible here (no cgroup v1 cpuset at {shield.base()}); boot with isolcpus= "
+                "to keep other work off the measured CPUs"]
+    split = cpus.layout(cpus.PINNED)
+    if not split.measured:
+        return ["shield: not possible here (one CPU: nothing to keep apart)"]
+    try:
+        return shield.build(split.harness, split.measured, root() / SHIELD_STATE)
+    except shield.ShieldError as exc:
+        shield.remove(root() / SHIELD_STATE)
+        raise TuneError(str(exc)) from None
 
 
 def revert() -> list[str]:
     """Write back every value tune saved, and forget them."""
     _require_root("tune --revert")
+    try:
+        lines = shield.remove(root() / SHIELD_STATE)
+    except shield.ShieldError as exc:
+        raise TuneError(str(exc)) from None
     state = _load_state()
     if not state:
-        return ["nothing to revert: msgbench tune changed nothing here"]
-    lines = []
+        return lines or ["nothing to revert: msgbench tune changed nothing here"]
     for relative, value in sorted(state.items()):
         now = _read(relative)
         if now != value:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from msgbench import cpus as cpusets
-from msgbench import interrupts, jsonio, procs, spec
+from msgbench import interrupts, jsonio, procs, shield, spec
 from msgbench.groups import KILL_GRACE_S, stop_group
 
 STDERR_KEEP_BYTES = 16_384
@@ -175,7 +175,8 @@ def run_worker(
     try:
         proc = subprocess.Popen(
             procs.supervised_argv(argv, status_write, SUPERVISOR_GRACE_S,
-                                  cpusets.cpu_list(cpus) if cpus else None), cwd=cwd, env=env,
+                                  cpusets.cpu_list(cpus) if cpus else None, shield.path_for(cpus)),
+            cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, pass_fds=(status_write,),
         )
