@@ -1,7 +1,8 @@
 """The service catalogue: the brokers messaging targets need, and how each is started.
 
-Each service is a server from Debian's packages: its binary, its package, how its
-version is asked, how it is launched on given ports in a temporary directory of its
+Each service is a server from Debian's packages (Kafka: from Maven Central, fetched by
+targets/kafka's build): its binary, its package, how its version is asked, how it is
+launched on given ports in a temporary directory of its
 own (configuration files included), and the protocol-level greeting that says it is
 ready. Starting, watching and stopping one is services.py's business.
 """
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msgbench import sysinfo
+from msgbench import paths, sysinfo
 
 LOCALHOST = "127.0.0.1"
 
@@ -40,13 +41,16 @@ class ServiceSpec:
     ready: Callable[[socket.socket], bool]  # a protocol-level greeting on a connected socket
     ready_timeout_s: float = 20.0
     extra_ports: tuple[str, ...] = ()
+    install: str = ""  # how to install it when it is not a Debian package
+    built_by: str = ""  # the target whose build makes it (so it is not missing before that build)
+
 
     def url(self, port: int, address: str = LOCALHOST) -> str:
         userinfo = "guest:guest@" if self.scheme == "amqp" else ""
         return f"{self.scheme}://{userinfo}{address}:{port}"
 
     def install_command(self) -> str:
-        return f"apt-get install -y {self.package}"
+        return self.install or f"apt-get install -y {self.package}"
 
 
 # ---------------------------------------------------------------- the four brokers
@@ -54,6 +58,12 @@ class ServiceSpec:
 
 def _nats(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
     return Launch(["nats-server", "-a", address, "-p", str(ports["main"]), "--no_advertise"])
+
+
+def _jetstream(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
+    # JetStream's file store in the service's own directory (removed when it stops).
+    return Launch(["nats-server", "-a", address, "-p", str(ports["main"]), "--no_advertise",
+                   "-js", "-sd", str(tmp / "jetstream")])
 
 
 def _redis(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
@@ -117,6 +127,72 @@ def _rabbitmq(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
                   helpers=[(["epmd", "-port", str(ports["epmd"]), "-address", LOCALHOST], ports["epmd"])])
 
 
+# Made by the kafka target's build, in the targets folder the harness uses.
+KAFKA_BROKER = str(paths.targets_dir() / "kafka" / "bin" / "kafka-broker")
+
+# One KRaft node, broker and controller in one JVM, on loopback. Topics are created by the
+# kafka target (auto-creation off: a topic with the wrong partition count is never made
+# behind its back). Durability is Kafka's default: a write is in the log file's page cache
+# when acked and fsynced by the OS's writeback (log.flush.* unset), targets/kafka/README.md.
+# The log cleaner checks retention every 10 s (not 5 min): topics are bounded by the
+# target's retention.bytes within a run.
+KAFKA_PROPERTIES = """process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@{address}:{controller}
+listeners=PLAINTEXT://{address}:{port},CONTROLLER://{address}:{controller}
+advertised.listeners=PLAINTEXT://{address}:{port}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs={tmp}/data
+auto.create.topics.enable=false
+message.max.bytes=8388608
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.retention.check.interval.ms=10000
+"""
+KAFKA_LOG4J = """rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+"""
+# Memory bounded for a 2-core, 24 GiB machine: Kafka's own default heap (1 GiB, fixed), its
+# start script's G1 settings, direct buffers (the network's) capped at 256 MiB: the JVM stays
+# under ~1.5 GiB; the log's pages are the OS's page cache, not the broker's memory.
+KAFKA_HEAP = "-Xms1g -Xmx1g"
+KAFKA_JVM = ("-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
+             "-XX:+ExplicitGCInvokesConcurrent -XX:MaxDirectMemorySize=256m -Djava.awt.headless=true")
+
+
+def _kafka(ports: dict, tmp: Path, address: str = LOCALHOST) -> Launch:
+    # The launcher copies the log directory's template formatted at build time into data/.
+    return Launch([KAFKA_BROKER, str(tmp / "server.properties")],
+                  env={"KAFKA_HEAP_OPTS": KAFKA_HEAP,
+                       "KAFKA_JVM_OPTS": f"{KAFKA_JVM} -Dlog4j2.configurationFile={tmp / 'log4j2.properties'}"},
+                  files={"server.properties": KAFKA_PROPERTIES.format(
+                      address=address, port=ports["main"], controller=ports["controller"], tmp=tmp),
+                      "log4j2.properties": KAFKA_LOG4J})
+
+
+def _kafka_answers(sock: socket.socket) -> bool:
+    """An ApiVersions v0 request (correlation id 1, no client id) answered with error code 0:
+    the broker serves requests, not only accepts connections."""
+    data = b""
+    sock.sendall(bytes.fromhex("0000000a00120000" "00000001ffff"))
+    while len(data) < 10:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return False
+        data += chunk
+    return data[4:8] == b"\x00\x00\x00\x01" and data[8:10] == b"\x00\x00"
+
+
 def _greets(sock: socket.socket, send: bytes, expect: Callable[[bytes], bool]) -> bool:
     if send:
         sock.sendall(send)
@@ -128,6 +204,15 @@ SERVICES = {
     "nats": ServiceSpec(
         "nats", "nats-server", "nats-server", "nats", ["nats-server", "--version"], _nats,
         lambda s: _greets(s, b"", lambda d: d.startswith(b"INFO "))),
+    "jetstream": ServiceSpec(
+        "jetstream", "nats-server", "nats-server", "nats",
+        ["nats-server", "--version"], _jetstream,
+        lambda s: _greets(s, b"", lambda d: d.startswith(b"INFO ") and b'"jetstream":true' in d)),
+    # A JVM start: seconds on an idle 2-core machine, a minute with it loaded 15-fold.
+    "kafka": ServiceSpec(
+        "kafka", KAFKA_BROKER, "kafka", "kafka", [KAFKA_BROKER, "--version"], _kafka, _kafka_answers,
+        ready_timeout_s=120.0, extra_ports=("controller",), install="make -C targets/kafka build",
+        built_by="kafka"),
     "redis": ServiceSpec(
         "redis", "redis-server", "redis-server", "redis", ["redis-server", "--version"], _redis,
         lambda s: _greets(s, b"PING\r\n", lambda d: d.startswith(b"+PONG"))),

@@ -143,7 +143,7 @@ class Target:
         needed = dict.fromkeys(s for v in self.variants.values() for s in self.services_for(v))
         for name in needed:
             service = catalogue.spec(name)
-            if not catalogue.installed(service):
+            if not catalogue.installed(service) and service.built_by != self.name:  # kafka: its build fetches it
                 missing.append(f"{service.binary} (service {name})")
         return missing
 

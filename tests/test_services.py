@@ -66,8 +66,9 @@ def test_a_taken_port_is_a_clear_error_and_leaves_nothing_running():
 
 
 def test_an_unknown_service_names_the_known_ones():
-    with pytest.raises(services.ServiceError, match="unknown service 'kafka'; known services: mosquitto, nats"):
-        catalogue.spec("kafka")
+    with pytest.raises(services.ServiceError,
+                       match="unknown service 'pulsar'; known services: jetstream, kafka, mosquitto, nats"):
+        catalogue.spec("pulsar")
 
 
 def session_members(sid: int) -> list[int]:
@@ -86,8 +87,9 @@ def session_members(sid: int) -> list[int]:
 
 
 # rabbitmq: the server script runs beam as its child, and stops it when it gets the
-# parent-death signal; redis-server is the direct child.
-@pytest.mark.parametrize("name", ["redis", "rabbitmq"])
+# parent-death signal; kafka: the launcher copies the formatted log directory, then execs the JVM;
+# redis-server and nats-server (jetstream) are the direct child.
+@pytest.mark.parametrize("name", ["redis", "rabbitmq", "kafka", "jetstream"])
 def test_a_harness_killed_with_sigkill_takes_its_broker_along_and_the_next_sweeps_its_directory(
         name, tmp_path, monkeypatch):
     need(name)

@@ -4,6 +4,7 @@ One variant per tool (its option `tool`), each against the broker the harness st
 (target.toml's variant-level `services`, given as MSGBENCH_SERVICE_URL / MSGBENCH_SERVICE_ADDR):
 
     nats_bench       natscli's `nats bench` (bin/nats, built by `make build`) against nats-server
+    nats_bench_js    the same with --js (JetStream on a file store) against nats-server -js
     redis_benchmark  Debian's redis-benchmark, PUBLISH only, against redis-server
     redis_benchmark_sub  the same with `receivers` reference subscribers attached
                      (bin/redis_subscriber, hiredis): the fair pairing, Redis also delivers every message
@@ -41,7 +42,8 @@ NATS = HERE / "bin" / "nats"
 LIB = HERE / "lib"
 PERFTEST_MAIN = "com.rabbitmq.perf.PerfTest"
 
-TOOLS = ("nats_bench", "redis_benchmark", "redis_benchmark_sub", "perftest")  # the option `tool` of the pubsub variants
+# the option `tool` of the pubsub variants
+TOOLS = ("nats_bench", "nats_bench_js", "redis_benchmark", "redis_benchmark_sub", "perftest")
 
 ARGV_MAX_BYTES = 131071  # Linux MAX_ARG_STRLEN (128 KiB) less the NUL: redis-benchmark's payload is an argument
 CALIBRATION_FIRST = 2000  # messages in the first (calibration) run ...
@@ -90,10 +92,12 @@ def tail(text: str, lines: int = 6) -> str:
 
 def check_supported(variant: str, p: Params) -> None:
     """unsupported: what the variant's tool cannot do at msgbench's settings."""
-    tool = {"nats_bench": "nats bench", "redis_benchmark": "redis-benchmark", "redis_benchmark_sub": "redis-benchmark",
+    tool = {"nats_bench": "nats bench", "nats_bench_js": "nats bench --js", "redis_benchmark": "redis-benchmark",
+            "redis_benchmark_sub": "redis-benchmark",
             "perftest": "PerfTest"}[variant]
     if p.rate > 0:
         why = {"nats_bench": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
+               "nats_bench_js": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
                "redis_benchmark": "no rate option and no subscribers, so no end-to-end latency",
                "redis_benchmark_sub": "no rate option and its publishes carry no time stamp, so no end-to-end "
                                       "latency",
@@ -103,7 +107,7 @@ def check_supported(variant: str, p: Params) -> None:
     if variant == "perftest" and p.batching_bytes > 0:
         raise ToolError("unsupported", f"batching_bytes = {p.batching_bytes}: PerfTest's Java client writes and "
                                        "flushes every publish; it cannot batch (as msgbench's rabbitmq)")
-    if variant in ("nats_bench", "perftest") and p.source_threads != p.sources:
+    if variant in ("nats_bench", "nats_bench_js", "perftest") and p.source_threads != p.sources:
         raise ToolError("unsupported", f"source_threads = {p.source_threads} with sources = {p.sources}: {tool} "
                                        "runs every publisher on its own thread (goroutine), it cannot share "
                                        "threads: use source_threads = sources")
@@ -367,10 +371,14 @@ class NatsClient:
     seconds: float
 
 
-def parse_nats_csv(text: str) -> list[NatsClient]:
+def parse_nats_csv(text: str, job_size: int | None = None) -> list[NatsClient]:
+    """With job_size (JetStream): each client's count is its job's, MsgBytes / size, since the
+    connection's counter (MsgCount) also holds the publishes' acks and the consumers' flow
+    control; a subscriber ends only once it received its job's every message."""
     rows = [line.split(",") for line in text.strip().splitlines() if line and not line.startswith("#")]
     try:
-        return [NatsClient(row[1], int(row[2]), float(row[4]), float(row[6])) for row in rows]
+        return [NatsClient(row[1], int(row[3]) // job_size if job_size else int(row[2]), float(row[4]),
+                           float(row[6])) for row in rows]
     except (IndexError, ValueError):
         raise ToolError("internal", f"nats bench's CSV is not as expected: {tail(text)}") from None
 
@@ -392,24 +400,31 @@ class NatsRun:
     peak_rss: int
 
 
-def nats_argv(url: str, p: Params, msgs: int, csv: Path, role: str) -> list[str]:
+# JetStream (--js): nats bench's own stream "benchstream" on the file store, as large as the
+# jetstream target's (4 GiB); the subscribers' process purges it first (one measurement in it),
+# then each subscriber reads it with an ordered consumer of its own (every message).
+NATS_JS_ARGS = ["--js", "--storage", "file", "--maxbytes", "4GiB"]
+
+
+def nats_argv(url: str, p: Params, msgs: int, csv: Path, role: str, js: bool = False) -> list[str]:
     count = p.sources if role == "pub" else p.receivers
+    jetstream = NATS_JS_ARGS + (["--purge"] if role == "sub" else []) if js else []
     return [str(NATS), "--no-context", "-s", url, "bench", "msgbench", f"--{role}", str(count),
             f"--{'sub' if role == 'pub' else 'pub'}", "0", "--msgs", str(msgs), "--size", str(p.payload_bytes),
-            "--no-progress", "--csv", str(csv)]
+            "--no-progress", "--csv", str(csv), *jetstream]
 
 
-def nats_run(url: str, p: Params, msgs: int) -> NatsRun:
+def nats_run(url: str, p: Params, msgs: int, js: bool = False) -> NatsRun:
     """The subscribers in one nats bench process, then the publishers in another, as nats bench's docs
     run them apart; each waits for its own count (the subscribers for msgs each)."""
     with tempfile.TemporaryDirectory(prefix="msgbench-nats-bench-") as tmp, cleanup([]) as tools:
-        sub = Tool(nats_argv(url, p, msgs, Path(tmp, "sub.csv"), "sub"))
+        sub = Tool(nats_argv(url, p, msgs, Path(tmp, "sub.csv"), "sub", js))
         tools.append(sub)
         if not wait_for([sub], 30, lambda: sub.stderr().count(NATS_SUBSCRIBER) >= p.receivers) or not sub.running:
             sub.check_exit()
             raise ToolError("internal", f"nats bench's subscribers did not start within 30 s: {tail(sub.stderr())}")
         time.sleep(SUBSCRIBED_GRACE_S)
-        pub = Tool(nats_argv(url, p, msgs, Path(tmp, "pub.csv"), "pub"))
+        pub = Tool(nats_argv(url, p, msgs, Path(tmp, "pub.csv"), "pub", js))
         tools.append(pub)
         drain_s = p.drain_ms / 1000 + p.duration_s + 5
         within_s = remaining_s(p) - drain_s
@@ -424,20 +439,22 @@ def nats_run(url: str, p: Params, msgs: int) -> NatsRun:
                                         f"consumer loses messages) and nats bench waits for every one, so it "
                                         f"cannot count loss. Subscribers' log: {tail(sub.stderr(), 3)}")
         sub.check_exit()
-        clients = parse_nats_csv(Path(tmp, "pub.csv").read_text()) + parse_nats_csv(Path(tmp, "sub.csv").read_text())
+        size = p.payload_bytes if js else None
+        clients = parse_nats_csv(Path(tmp, "pub.csv").read_text(), size) + \
+            parse_nats_csv(Path(tmp, "sub.csv").read_text(), size)
         return NatsRun(pubs=[c for c in clients if c.client.startswith("P")],
                        subs=[c for c in clients if c.client.startswith("S")],
                        pub_rate=parse_nats_pub_rate(pub.stdout()), pub_cpu_ns=pub.cpu_ns or 0,
                        sub_cpu_ns=sub.cpu_ns or 0, peak_rss=pub.peak_rss)
 
 
-def run_nats_bench(p: Params) -> dict:
+def run_nats_bench(p: Params, js: bool = False) -> dict:
     if not NATS.exists():
         raise ToolError("resource", f"{NATS} is missing: run `make build` in {HERE} (it builds natscli with Go)")
-    url = service_url("nats_bench")
+    url = service_url("nats_bench_js" if js else "nats_bench")
 
     def one(n: int) -> tuple[float, NatsRun]:
-        run = nats_run(url, p, n)
+        run = nats_run(url, p, n, js)
         return run.pub_rate, run
 
     run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
@@ -704,7 +721,8 @@ def perftest_result(p: Params, summary: PerfTestSummary, tool: Tool, per_produce
 # ---------------------------------------------------------------- entry points
 
 
-RUNNERS = {"nats_bench": run_nats_bench, "redis_benchmark": run_redis_benchmark,
+RUNNERS = {"nats_bench": run_nats_bench, "nats_bench_js": lambda p: run_nats_bench(p, js=True),
+           "redis_benchmark": run_redis_benchmark,
            "redis_benchmark_sub": lambda p: run_redis_benchmark(p, subscribed=True), "perftest": run_perftest}
 
 
@@ -726,7 +744,7 @@ def run_quietly(argv: list[str]) -> str:
 
 def version(variant: str) -> str:
     """The tool's name and version, for hello's runtime_version and --version."""
-    if variant == "nats_bench":
+    if variant.startswith("nats_bench"):
         text = run_quietly([str(NATS), "--version"]).strip() if NATS.exists() else ""
         return f"natscli {text}" if text else "natscli not built"
     if variant.startswith("redis_benchmark"):

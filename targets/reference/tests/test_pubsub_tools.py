@@ -31,7 +31,8 @@ DEFAULTS = {name: body["default"] for name, body in SPEC["params"].items()}
 SMALL = {"payload_bytes": 64, "duration_s": 0.3, "drain_ms": 500}
 
 
-BROKER = {"nats_bench": "nats", "redis_benchmark": "redis", "redis_benchmark_sub": "redis", "perftest": "rabbitmq"}
+BROKER = {"nats_bench": "nats", "nats_bench_js": "jetstream",
+          "redis_benchmark": "redis", "redis_benchmark_sub": "redis", "perftest": "rabbitmq"}
 
 
 def params(**overrides) -> tools.Params:
@@ -149,6 +150,15 @@ def test_nats_bench_csv_and_pub_rate():
     assert subs[0].msgs_per_s == 470320 and subs[1].seconds == pytest.approx(0.453560)
     assert tools.parse_nats_pub_rate((DATA / "nats_bench_pub.stdout").read_text()) == 704493
     assert (DATA / "nats_bench_sub.stderr").read_text().count(tools.NATS_SUBSCRIBER) == 2
+
+
+def test_nats_bench_js_counts_each_clients_job_not_its_connection():
+    # natscli v0.1.5 --js, 2 publishers and 2 subscribers, --msgs 5000 --size 64: the
+    # publishers' connections counted their acks too, the subscribers' flow control.
+    text = ("#RunID,ClientID,MsgCount,MsgBytes,MsgsPerSec,BytesPerSec,DurationSecs\n"
+            "x,S0,5004,320000,2439,156113.1,2.049795\nx,P0,5000,160000,4539,290513.4,0.550749\n")
+    assert [c.msgs for c in tools.parse_nats_csv(text)] == [5004, 5000]
+    assert [c.msgs for c in tools.parse_nats_csv(text, 64)] == [5000, 2500]
 
 
 def test_nats_bench_garbage_is_an_internal_error():
@@ -308,6 +318,7 @@ def call(variant: str, overrides: dict, env: dict) -> dict:
 
 READY = {
     "nats_bench": lambda: tools.NATS.exists() and shutil.which("nats-server"),
+    "nats_bench_js": lambda: tools.NATS.exists() and shutil.which("nats-server"),
     "redis_benchmark": lambda: shutil.which("redis-benchmark") and shutil.which("redis-server"),
     "redis_benchmark_sub": lambda: shutil.which("redis-benchmark") and shutil.which("redis-server"),
     "perftest": lambda: list(tools.LIB.glob("perf-test-*.jar")) and shutil.which("java")
@@ -315,6 +326,7 @@ READY = {
 }
 # nats_bench at batching_bytes = 0: nats.go's ordinary Publish, as msgbench's nats default at 0 (issue 13).
 RUNS = {"nats_bench": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
+        "nats_bench_js": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark": {"sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark_sub": {"sources": 2, "source_threads": 2, "receivers": 2, "batching_bytes": 1024},
         "perftest": {"sources": 2, "source_threads": 2, "receivers": 2}}
