@@ -16,7 +16,6 @@ from msgbench import (
     __version__,
     builds,
     calibrate,
-    chat_server,
     compare,
     cpus,
     doctor,
@@ -35,6 +34,7 @@ from msgbench import (
     terminal,
     trend,
     tuning,
+    workload_runs,
     workloads,
 )
 from msgbench.formats import markdown, otp, registry
@@ -278,7 +278,7 @@ def param_value(wl: spec.Workload, name: str, text: str):
         raise spec.ParamError(
             f"unknown parameter {name!r} for workload {wl.name}; its parameters are: {', '.join(wl.params)}"
         )
-    special = workloads.plugin(wl.name).parse_value(name, text)
+    special = workload_runs.plugin(wl.name).parse_value(name, text)
     return special if special is not None else spec.coerce(name, wl.params[name], text)
 
 
@@ -382,10 +382,12 @@ def cmd_build(args) -> int:
         except targets.TargetError as exc:
             print(f"msgbench: error: {exc}", file=sys.stderr)
             failed = True
-    if any(t.chat_server for t in chosen):  # the chat server kind's one load generator
+    for kind in workload_runs.server_kinds():  # a server kind's load generator, for the targets that serve it
+        if not any(kind.refusal(t) is None for t in chosen):
+            continue
         try:
-            print(f"build the chat load generator: make build in {chat_server.LOAD_GENERATOR_DIR}", file=sys.stderr)
-            chat_server.build_load_generator()
+            print(kind.build_text, file=sys.stderr)
+            kind.build()
         except targets.TargetError as exc:
             print(f"msgbench: error: {exc}", file=sys.stderr)
             failed = True
@@ -458,8 +460,8 @@ def cmd_run(args) -> int:
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
-        if any(chat_server.is_server_kind(j.scenario.workload, j.params) for j in plan.jobs):
-            chat_server.build_load_generator()
+        for kind in {workload_runs.server_kind(j.scenario.workload, j.params) for j in plan.jobs} - {None}:
+            kind.build()  # its load generator
         for t in {j.target.label: j.target for j in plan.jobs}.values():
             # A line per build: a compiler can take a while, and nothing is silent for long.
             print(f"msgbench: building {t.label}" + (f" in {t.folder}" if t.build_of else ""), file=sys.stderr)

@@ -106,7 +106,7 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
     graphs = []
     for (scenario, sweep, fixed), entries in model.scenario_groups(data.entries).items():
         x_of = None if sweep else (lambda e: e.summary["scenario"])
-        primary = plugin.primary(entries[0].params) or data.primary_metric
+        primary = data.judged_metric(entries[0].params)
         for metric in model.metric_names(entries):
             if metric in skip:
                 continue
