@@ -56,16 +56,20 @@ for layer, (_doc, members) in LAYERS.items():
         old, new = member if isinstance(member, tuple) else (member, member)
         MOVES[old] = f"{layer}.{new}"
 
+# The old names that are packages (folders), not modules.
+PACKAGES = {"report", "web", "formats", "workloads", "workload_runs"}
+
+
+def is_package_name(old: str) -> bool:
+    return old in PACKAGES
+
+
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".txt", ".sh", ".cfg", ".ini", ".yml", ".yaml", ".js", ".html"}
 TEXT_NAMES = {"Makefile", "run"}
 
 
 def sh(*argv: str) -> str:
     return subprocess.run(argv, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-
-
-def is_package(old: str) -> bool:
-    return (ROOT / "msgbench" / old).is_dir()
 
 
 def move_files() -> None:
@@ -77,8 +81,9 @@ def move_files() -> None:
             init.write_text(f'"""{doc}\n\nLayer {layer} of docs/architecture.md."""\n')
             sh("git", "add", str(init))
     for old, new in MOVES.items():
-        source = ROOT / "msgbench" / (old if is_package(old) else f"{old}.py")
-        target = ROOT / "msgbench" / (new.replace(".", "/") + ("" if source.is_dir() else ".py"))
+        package = is_package_name(old)
+        source = ROOT / "msgbench" / (old if package else f"{old}.py")
+        target = ROOT / "msgbench" / (new.replace(".", "/") + ("" if package else ".py"))
         if source.exists():
             sh("git", "mv", str(source.relative_to(ROOT)), str(target.relative_to(ROOT)))
 
@@ -101,13 +106,6 @@ def path_pattern() -> re.Pattern:
         alternatives.append(f"{re.escape(old)}(?=[/\\s`'\")\\],.:;]|$)" if is_package_name(old)
                             else f"{re.escape(old)}\\.py\\b")
     return re.compile(rf"(?<![\w./-])msgbench/({'|'.join(alternatives)})", re.M)
-
-
-PACKAGES = {"report", "web", "formats", "workloads", "workload_runs"}
-
-
-def is_package_name(old: str) -> bool:
-    return old in PACKAGES
 
 
 def rewrite_text(text: str) -> str:
