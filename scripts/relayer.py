@@ -143,8 +143,9 @@ def rewrite_from_msgbench(text: str) -> str:
                     alias.name if not alias.asname else f"{alias.name} as {alias.asname}")
         indent = " " * node.col_offset
         trailing = lines[node.end_lineno - 1][node.end_col_offset:]
-        new = "\n".join(f"{indent if i else ''}from {parent} import {', '.join(names)}"
-                        for i, (parent, names) in enumerate(by_parent.items()))
+        comment = trailing.rstrip("\n")  # a `# noqa: E402` stays on each of the lines
+        new = f"{comment}\n{indent}".join(f"from {parent} import {', '.join(names)}"
+                                           for parent, names in by_parent.items())
         edits.append((node.lineno, node.col_offset, node.end_lineno, new, trailing))
     for lineno, col, end_lineno, new, trailing in sorted(edits, reverse=True):
         head = lines[lineno - 1][:col]
