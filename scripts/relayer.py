@@ -143,7 +143,7 @@ def rewrite_from_msgbench(text: str) -> str:
                     alias.name if not alias.asname else f"{alias.name} as {alias.asname}")
         indent = " " * node.col_offset
         trailing = lines[node.end_lineno - 1][node.end_col_offset:]
-        comment = trailing.rstrip("\n")  # a `# noqa: E402` stays on each of the lines
+        comment = trailing.rstrip("\n")  # a trailing comment (noqa) stays on each line
         new = f"{comment}\n{indent}".join(f"from {parent} import {', '.join(names)}"
                                            for parent, names in by_parent.items())
         edits.append((node.lineno, node.col_offset, node.end_lineno, new, trailing))

@@ -1,7 +1,9 @@
 """fanin (seed 000, the OTP suite's parallel signal send/receive): its pictures and text.
 
 The mix shorthand and the suite's method are the run side's
-(msgbench/workload_runs/fanin.py). The pictures are the OTP page's: send and receive throughput vs number of processes,
+(msgbench/workload_runs/fanin.py).
+
+The pictures are the OTP page's: send and receive throughput vs number of processes,
 one graph per scenario, titled exactly as the page titles its graphs, so that the
 suite's own output and a msgbench run land on the same axes of the results page.
 """
