@@ -64,6 +64,47 @@ def is_package_name(old: str) -> bool:
     return old in PACKAGES
 
 
+# The layering check: import-linter's contracts, added to pyproject.toml and run by
+# `make lint` (so by `make test` and CI).
+CONTRACTS = """
+# The harness's layers (docs/architecture.md): each imports only from those below it;
+# `make lint` checks them with import-linter (lint-imports). Written by scripts/relayer.py.
+[tool.importlinter]
+root_package = "msgbench"
+
+[[tool.importlinter.contracts]]
+name = "msgbench's layers import only downward"
+type = "layers"
+containers = ["msgbench"]
+layers = [
+    "__main__",
+    "cli",
+    "views",
+    "running",
+    "hosts",
+    "data | workers",
+    "core",
+]
+
+[[tool.importlinter.contracts]]
+name = "the workloads' run-side and view-side plug-ins never import each other"
+type = "independence"
+modules = ["msgbench.running.workloads", "msgbench.views.workloads"]
+"""
+RUFF_LINE = "\t$(PY) -m ruff check msgbench tests scripts\n"
+LINT_LINE = "\t$(dir $(PY))lint-imports\n"
+
+
+def add_layering_check() -> None:
+    pyproject = ROOT / "pyproject.toml"
+    if "[tool.importlinter]" not in pyproject.read_text():
+        pyproject.write_text(pyproject.read_text() + CONTRACTS)
+    makefile = ROOT / "Makefile"
+    text = makefile.read_text()
+    if LINT_LINE not in text and RUFF_LINE in text:
+        makefile.write_text(text.replace(RUFF_LINE, RUFF_LINE + LINT_LINE))
+
+
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".txt", ".sh", ".cfg", ".ini", ".yml", ".yaml", ".js", ".html"}
 TEXT_NAMES = {"Makefile", "run"}
 
@@ -178,6 +219,7 @@ def main() -> int:
             new = rewrite_from_msgbench(new)
         if new != text:
             path.write_text(new)
+    add_layering_check()
     ruff = [sys.executable, "-m", "ruff"]
     subprocess.run([*ruff, "check", "--select", "I", "--fix", "-q", "msgbench", "tests", "scripts"], cwd=ROOT,
                    check=False)
