@@ -105,7 +105,7 @@ def _start(role: str, host, argv: list[str], cwd, env: dict) -> Part:
 
 
 class Split:
-    """One measurement of the chat server kind with its roles placed (Peers.chat_placed)."""
+    """One measurement of the chat server kind with its roles placed (Peers.server_kind_placed)."""
 
     def __init__(self, job, params: dict, peers, request: dict, time_limit_s: float):
         self.job, self.params, self.peers, self.request = job, params, peers, request
@@ -379,7 +379,7 @@ def check_hosts(jobs, peers, headroom: float) -> None:
     from msgbench.placement import PlacementError
 
     for job in jobs:
-        if not peers.chat_placed(job, job.params):
+        if not peers.server_kind_placed(job, job.params):
             continue
         cpg = int(job.params["clients_per_group"])
         places = peers.hosts_of("clients") or [None]

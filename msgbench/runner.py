@@ -140,7 +140,8 @@ class Plan:
                             "or --hosts")
         if self.place or self.inventory:
             try:
-                placement.check_roles(self.place, {j.scenario.workload for j in self.jobs}, self.inventory)
+                placement.check_roles(self.place, workload_runs.roles({j.scenario.workload for j in self.jobs}),
+                                      self.inventory, workload_runs.spread_roles())
             except placement.PlacementError as exc:
                 raise PlanError(str(exc)) from None
             for workload in sorted({j.scenario.workload for j in self.jobs}):
@@ -397,7 +398,9 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         if layout.harness:
             os.sched_setaffinity(0, layout.harness)
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
-                              inventory=plan.inventory, place=plan.place) as peers,
+                              inventory=plan.inventory, place=plan.place,
+                              roles=workload_runs.roles({j.scenario.workload for j in plan.jobs}),
+                              server_kind=workload_runs.server_kind) as peers,
               _server_kind_limits(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note), placed=peers.service_host,
@@ -485,7 +488,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         env = env | service_env
         request = job.target.request(wl.name, job.variant, params, repetition, warmup)
         kind = workload_runs.server_kind(wl.name, params)
-        if kind and kind.placed(job, params, peers):  # the server and load generators where --place puts them
+        if kind and peers.server_kind_placed(job, params):  # the server and load generators where --place puts them
             outcome = kind.measure_placed(job, params, peers, request, job.timeout_s)
         else:
             env |= peers.env_for(job.target, job.variant, params, job.process_limit, wl.name,
@@ -600,8 +603,7 @@ def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: O
     """The metrics of a result, from the raw facts the worker measured (spec formulas)."""
     if outcome.status != "ok" or outcome.measured is None:
         return
-    if wl.name == "pubsub":  # the variant's setting (target.toml), not the worker's word
-        outcome.verify["lossless"] = int(bool(variant.lossless))
+    outcome.verify |= workload_runs.plugin(wl.name).variant_facts(variant)
     problems = spec.measured_problems(wl, outcome.measured, outcome.histograms, params)
     try:
         outcome.metrics = {} if problems else spec.derive_metrics(

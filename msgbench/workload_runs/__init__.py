@@ -7,12 +7,13 @@ needs more than the spec states, msgbench/workload_runs/<name>.py with a PLUGIN 
 below (what its views need is msgbench/workloads/).
 """
 
-from msgbench.workload_runs import chat, fanin, socket
+from msgbench.workload_runs import chat, fanin, pubsub, socket
 from msgbench.workload_runs.plugin import RunPlugin, ServerKind
 
-__all__ = ["PLUGINS", "RunPlugin", "ServerKind", "errors", "plugin", "server_kind", "server_kinds"]
+__all__ = ["PLUGINS", "RunPlugin", "ServerKind", "errors", "plugin", "roles", "server_kind", "server_kinds",
+           "spread_roles"]
 
-PLUGINS: dict[str, RunPlugin] = {p.name: p for p in (fanin.PLUGIN, socket.PLUGIN, chat.PLUGIN)}
+PLUGINS: dict[str, RunPlugin] = {p.name: p for p in (fanin.PLUGIN, socket.PLUGIN, pubsub.PLUGIN, chat.PLUGIN)}
 
 
 def plugin(workload: str) -> RunPlugin:
@@ -34,3 +35,13 @@ def server_kinds() -> list[ServerKind]:
 def errors() -> tuple[type[Exception], ...]:
     """What the server kinds' placed runs raise, besides placement's and hosts' errors."""
     return tuple(e for kind in server_kinds() for e in kind.errors)
+
+
+def roles(workloads) -> dict[str, dict[str, str]]:
+    """Each workload's roles that --place may put on hosts: workload -> role -> kind."""
+    return {w: dict(plugin(w).roles) for w in workloads}
+
+
+def spread_roles() -> dict[str, str]:
+    """The roles that take several hosts, each with what runs on each of its hosts."""
+    return {role: why for p in PLUGINS.values() for role, why in p.spread.items()}

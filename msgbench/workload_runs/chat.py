@@ -7,6 +7,7 @@ other hosts (msgbench/chat_split.py). The runner reaches both only through this 
 """
 
 from msgbench import chat_server, chat_split
+from msgbench.placement import PEER, WORKER
 from msgbench.workload_runs.plugin import RunPlugin, ServerKind
 
 
@@ -53,11 +54,18 @@ SERVER_KIND = ServerKind(
     worker_command=worker_command,
     limits=chat_server.raised_fd_limit,
     check_hosts=chat_split.check_hosts,
-    placed=lambda job, params, peers: peers.chat_placed(job, params),
+    peer_env=chat_server.peer_env,
+    generator_role="clients",
+    generator_dir=chat_server.LOAD_GENERATOR_DIR,
     measure_placed=chat_split.measure,
     build=chat_server.build_load_generator,
     build_text=f"build the chat load generator: make build in {chat_server.LOAD_GENERATOR_DIR}",
     errors=(chat_split.SplitError,),
 )
 
-PLUGIN = RunPlugin(name="chat", check_place=check_place, server_kind=SERVER_KIND)
+# The server kind places its server (the peer its load generator starts) and its clients
+# (the load generator, the worker): one load generator on each clients host, owning
+# whole groups (chat_split.py).
+PLUGIN = RunPlugin(name="chat", check_place=check_place, server_kind=SERVER_KIND,
+                   roles={"server": PEER, "clients": WORKER},
+                   spread={"clients": "the chat server kind's load generators"})

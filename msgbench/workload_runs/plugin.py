@@ -9,7 +9,7 @@ Every field has a default, so a workload without a module gets the generic behav
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def _no_special_value(name: str, text: str):
@@ -26,6 +26,10 @@ def _one_worker_run(params: dict, run_once: Callable[[dict], object]):
 
 def _placeable(jobs: list, place: dict) -> None:
     return None
+
+
+def _no_variant_facts(variant) -> dict:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -48,9 +52,15 @@ class ServerKind:
     limits: Callable[[list], object]
     # check_hosts(jobs, peers, headroom): the fit on each placed host; raises errors.
     check_hosts: Callable[[list, object, float], None]
-    # placed(job, params, peers): its processes are placed on hosts...
-    placed: Callable[[object, dict, object], bool]
-    # ... and measure_placed(job, params, peers, request, time_limit_s) then measures it.
+    # peer_env(target, variant, process_limit, host): what tells the load generator
+    # which server to start, where, and whom it stands for.
+    peer_env: Callable[[object, object, int, str], dict]
+    # The role the load generator plays (it is deployed to that role's hosts in place
+    # of the target) and the folder it is built in.
+    generator_role: str
+    generator_dir: object
+    # measure_placed(job, params, peers, request, time_limit_s): one measurement with
+    # its roles on hosts (peers.server_kind_placed).
     measure_placed: Callable[[object, dict, object, dict, float], object]
     # build(): build the load generator (raises targets.TargetError), and what it says first.
     build: Callable[[], None]
@@ -72,5 +82,13 @@ class RunPlugin:
     # check_place(jobs, place): why --place (role -> hosts) cannot place the plan's jobs
     # of this workload, or None.
     check_place: Callable[[list, dict], str | None] = _placeable
+    # variant_facts(variant): verify counts the harness takes from the variant's settings
+    # in target.toml, not from the worker's word (pubsub: lossless).
+    variant_facts: Callable[[object], dict] = _no_variant_facts
+    # roles: its parts that --place may put on hosts, each a placement.WORKER (the worker
+    # itself), PEER (the peer the worker starts) or SERVICE (a broker).
+    roles: dict = field(default_factory=dict)
+    # spread: the roles that take several hosts, with what runs on each of them.
+    spread: dict = field(default_factory=dict)
     # The workload's server kind, if it has one.
     server_kind: ServerKind | None = None

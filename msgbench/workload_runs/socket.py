@@ -1,5 +1,7 @@
-"""socket (seed 002), the run side: its one role on other hosts is its server half."""
+"""socket (seed 002), the run side: its one role on other hosts, its server half (the
+peer the worker starts)."""
 
+from msgbench.placement import PEER
 from msgbench.workload_runs.plugin import RunPlugin
 
 
@@ -11,4 +13,4 @@ def check_place(jobs: list, place: dict) -> str | None:
     return None
 
 
-PLUGIN = RunPlugin(name="socket", check_place=check_place)
+PLUGIN = RunPlugin(name="socket", check_place=check_place, roles={"server": PEER})
