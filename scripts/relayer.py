@@ -122,22 +122,35 @@ def move_files() -> None:
             init.write_text(f'"""{doc}\n\nLayer {layer} of docs/architecture.md."""\n')
             sh("git", "add", str(init))
     for old, new in MOVES.items():
-        package = is_package_name(old)
-        source = ROOT / "msgbench" / (old if package else f"{old}.py")
-        target = ROOT / "msgbench" / (new.replace(".", "/") + ("" if package else ".py"))
-        if source.exists():
-            sh("git", "mv", str(source.relative_to(ROOT)), str(target.relative_to(ROOT)))
+        if is_package_name(old):  # file by file: the package may be there already (a merged tree)
+            pairs = [(f, f.replace(f"msgbench/{old}/", f"msgbench/{new.replace('.', '/')}/", 1))
+                     for f in sh("git", "ls-files", f"msgbench/{old}/").splitlines()]
+        else:
+            pairs = [(f"msgbench/{old}.py", f"msgbench/{new.replace('.', '/')}.py")]
+        for source, target in pairs:
+            if not (ROOT / source).exists():
+                continue  # moved already
+            if (ROOT / target).exists():
+                raise SystemExit(f"relayer: both {source} and {target} exist: merge them by hand, then run again")
+            (ROOT / target).parent.mkdir(parents=True, exist_ok=True)
+            sh("git", "mv", source, target)
 
 
 def dotted_pattern() -> re.Pattern:
-    """msgbench.OLD as a whole name, longest first; an old name that becomes a package
-    (hosts) does not match where it is followed by one of the package's new members."""
+    """msgbench.OLD as a whole name, longest first. An old name that became a package
+    (hosts) does not match where it is followed by one of the package's new members, nor
+    in `from msgbench.hosts import ...` (rewrite_package_imports tells old from new)."""
     alternatives = []
     for old in sorted(MOVES, key=len, reverse=True):
-        children = [MOVES[o].split(".")[1] for o in MOVES if MOVES[o].split(".")[0] == old]
-        guard = f"(?!\\.(?:{'|'.join(children)})\\b)" if children else ""
+        children = package_children(old)
+        guard = f"(?!\\.(?:{'|'.join(children)})\\b| import\\b)" if children else ""
         alternatives.append(f"{re.escape(old)}\\b{guard}")
     return re.compile(rf"(?<![\w.])msgbench\.({'|'.join(alternatives)})")
+
+
+def package_children(old: str) -> list[str]:
+    """The new members of the layer an old module's name became (hosts: inventory, ...)."""
+    return [MOVES[o].split(".")[1] for o in MOVES if MOVES[o].split(".")[0] == old]
 
 
 def path_pattern() -> re.Pattern:
@@ -161,7 +174,8 @@ def rewrite_text(text: str) -> str:
 
 
 def rewrite_from_msgbench(text: str) -> str:
-    """`from msgbench import a, b` -> one import per layer, each module by its old name."""
+    """`from msgbench import a, b` -> one import per layer, each module by its old name;
+    `from msgbench.hosts import Inventory` (the old module) -> from msgbench.hosts.inventory."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -169,19 +183,20 @@ def rewrite_from_msgbench(text: str) -> str:
     lines = text.splitlines(keepends=True)
     edits = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.ImportFrom) and node.module == "msgbench" and node.level == 0):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
             continue
-        if not any(a.name in MOVES for a in node.names):
-            continue
-        by_parent: dict[str, list[str]] = {}
-        for alias in node.names:
-            if alias.name in MOVES:
-                parent, _, name = f"msgbench.{MOVES[alias.name]}".rpartition(".")
-                local = alias.asname or alias.name
-                by_parent.setdefault(parent, []).append(name if local == name else f"{name} as {local}")
-            else:
-                by_parent.setdefault("msgbench", []).append(
+        old_package = node.module.removeprefix("msgbench.") if node.module.startswith("msgbench.") else None
+        children = package_children(old_package) if old_package in MOVES else []
+        if children and any(a.name not in children for a in node.names):
+            by_parent = {}
+            for alias in node.names:
+                parent = node.module if alias.name in children else f"msgbench.{MOVES[old_package]}"
+                by_parent.setdefault(parent, []).append(
                     alias.name if not alias.asname else f"{alias.name} as {alias.asname}")
+        elif node.module != "msgbench" or not any(a.name in MOVES for a in node.names):
+            continue
+        else:
+            by_parent = from_msgbench(node)
         indent = " " * node.col_offset
         trailing = lines[node.end_lineno - 1][node.end_col_offset:]
         comment = trailing.rstrip("\n")  # a trailing comment (noqa) stays on each line
@@ -192,6 +207,20 @@ def rewrite_from_msgbench(text: str) -> str:
         head = lines[lineno - 1][:col]
         lines[lineno - 1:end_lineno] = [head + new + trailing]
     return "".join(lines)
+
+
+def from_msgbench(node: ast.ImportFrom) -> dict[str, list[str]]:
+    """`from msgbench import a, b as c`'s names by the package each now comes from."""
+    by_parent: dict[str, list[str]] = {}
+    for alias in node.names:
+        if alias.name in MOVES:
+            parent, _, name = f"msgbench.{MOVES[alias.name]}".rpartition(".")
+            local = alias.asname or alias.name
+            by_parent.setdefault(parent, []).append(name if local == name else f"{name} as {local}")
+        else:
+            by_parent.setdefault("msgbench", []).append(
+                alias.name if not alias.asname else f"{alias.name} as {alias.asname}")
+    return by_parent
 
 
 def tracked_text_files() -> list[Path]:
@@ -206,9 +235,6 @@ def tracked_text_files() -> list[Path]:
 
 
 def main() -> int:
-    if not (ROOT / "msgbench" / "hosts.py").exists():
-        print("relayer: msgbench/hosts.py is gone: this tree is already in layers; nothing done")
-        return 0
     move_files()
     for path in tracked_text_files():
         if path == Path(__file__).resolve():
