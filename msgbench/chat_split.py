@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from msgbench import chat_server, hosts, interrupts, jsonio, procs, remote
 from msgbench.groups import stop_group
-from msgbench.worker import STDERR_KEEP_BYTES, SUPERVISOR_GRACE_S, Outcome, _judge, _Protocol
+from msgbench.worker import STDERR_KEEP_BYTES, SUPERVISOR_GRACE_S, Outcome, Protocol, judge
 
 LISTEN_WITHIN_S = 120.0  # a JVM's or a BEAM's start on a loaded host, ssh included
 STAGES = ("connect", "send", "close")
@@ -64,7 +64,7 @@ class Part:
     streams: set = field(default_factory=lambda: {"out", "err"})
     stderr: bytearray = field(default_factory=bytearray)
     pending: bytes = b""
-    protocol: _Protocol | None = None
+    protocol: Protocol | None = None
     ready: set = field(default_factory=set)
     groups: tuple[int, int] | None = None
     report: dict = field(default_factory=dict)  # the supervisor's
@@ -105,7 +105,7 @@ def _start(role: str, host, argv: list[str], cwd, env: dict) -> Part:
 
 
 class Split:
-    """One measurement of the chat server kind with its roles placed (Peers.chat_placed)."""
+    """One measurement of the chat server kind with its roles placed (Peers.server_kind_placed)."""
 
     def __init__(self, job, params: dict, peers, request: dict, time_limit_s: float):
         self.job, self.params, self.peers, self.request = job, params, peers, request
@@ -149,7 +149,7 @@ class Split:
                     env=hosts.local_env_diff(env), grace_s=2.0, nofile=users + chat_server.FD_SLACK)
             part = _start("clients", host, argv, cwd, env)
             part.groups = share
-            part.protocol = _Protocol(target.name, self.request["variant"], None,
+            part.protocol = Protocol(target.name, self.request["variant"], None,
                                       on_ready=lambda stage, p=part: self._ready(p, stage))
             self.generators.append(part)
             self._watch(part)
@@ -315,7 +315,7 @@ class Split:
         for g in self.generators:
             o = Outcome(status="error", hello=g.protocol.hello, exit_code=g.report.get("exit_code"),
                         stderr_tail=g.stderr.decode(errors="replace"))
-            _judge(o, g.protocol, self.timed_out, self.limit_s)
+            judge(o, g.protocol, self.timed_out, self.limit_s)
             outcomes.append(o)
         usages = self._usages()
         merged = Outcome(status="ok", hello=outcomes[0].hello, wall_s=time.monotonic() - started,
@@ -379,7 +379,7 @@ def check_hosts(jobs, peers, headroom: float) -> None:
     from msgbench.placement import PlacementError
 
     for job in jobs:
-        if not peers.chat_placed(job, job.params):
+        if not peers.server_kind_placed(job, job.params):
             continue
         cpg = int(job.params["clients_per_group"])
         places = peers.hosts_of("clients") or [None]

@@ -21,7 +21,6 @@ from msgbench import (
     calibrate,
     capacity_cli,
     capacity_view,
-    chat_server,
     compare,
     cpus,
     doctor,
@@ -41,6 +40,7 @@ from msgbench import (
     terminal,
     trend,
     tuning,
+    workload_runs,
     workloads,
 )
 from msgbench.formats import markdown, otp, registry
@@ -287,7 +287,7 @@ def param_value(wl: spec.Workload, name: str, text: str):
         raise spec.ParamError(
             f"unknown parameter {name!r} for workload {wl.name}; its parameters are: {', '.join(wl.params)}"
         )
-    special = workloads.plugin(wl.name).parse_value(name, text)
+    special = workload_runs.plugin(wl.name).parse_value(name, text)
     return special if special is not None else spec.coerce(name, wl.params[name], text)
 
 
@@ -388,8 +388,9 @@ def cmd_build(args) -> int:
             print(f"skip {t.name}: needs {', '.join(missing)} ({t.install_command()})", file=sys.stderr)
             continue
         steps[t.name] = functools.partial(targets.build, t, quiet=True)
-    if any(t.chat_server for t in chosen):  # the chat server kind's one load generator
-        steps["chat load generator"] = chat_server.build_load_generator
+    for kind in workload_runs.server_kinds():  # a server kind's load generator, for the targets that serve it
+        if any(kind.refusal(t) is None for t in chosen):
+            steps[f"{kind.generator_role} load generator"] = kind.build
     print(f"building {len(steps)}: {', '.join(steps)} ({args.jobs} at a time)", file=sys.stderr)
     started = time.monotonic()
     done = building.build_all(steps, args.jobs, paths.builds_dir().parent / "build-times.json",
@@ -468,8 +469,8 @@ def cmd_run(args) -> int:
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
     if not args.no_build:
-        if any(chat_server.is_server_kind(j.scenario.workload, j.params) for j in plan.jobs):
-            chat_server.build_load_generator()
+        for kind in {workload_runs.server_kind(j.scenario.workload, j.params) for j in plan.jobs} - {None}:
+            kind.build()  # its load generator
         for t in {j.target.label: j.target for j in plan.jobs}.values():
             # A line per build: a compiler can take a while, and nothing is silent for long.
             print(f"msgbench: building {t.label}" + (f" in {t.folder}" if t.build_of else ""), file=sys.stderr)

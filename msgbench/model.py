@@ -80,6 +80,10 @@ class WorkloadData:
         names = metric_names(self.entries)
         return names[0] if names else None
 
+    def judged_metric(self, params: dict) -> str | None:
+        """The metric a point with these params is judged by (socket echo: its round trip)."""
+        return self.spec.judged_metric(params) if self.spec else self.primary_metric
+
     def better(self, metric: str) -> str:
         return self.spec.metric_better(metric) if self.spec else "none"
 

@@ -8,7 +8,10 @@ and a temporary store without touching the user's.
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+import msgbench
+
+# The checkout: the folder that holds the package, wherever in it this module sits.
+REPO_ROOT = Path(msgbench.__file__).resolve().parent.parent
 SPEC_DIR = REPO_ROOT / "spec"
 SUITES_DIR = REPO_ROOT / "suites"
 

@@ -1,7 +1,8 @@
 """Where each role of a run is placed: here, in a namespace, or on hosts over ssh.
 
-Roles (ROLES) are a workload's parts: socket's server half, pubsub's broker, sources
-and receivers, the chat server kind's server and clients. Each is one of three kinds:
+Roles are a workload's parts: socket's server half, pubsub's broker, sources
+and receivers, a server kind's server and clients (msgbench/workload_runs: the
+runner hands Peers the plug-ins' server kinds, so that placement names none). Each is one of three kinds:
 the worker itself (it is started on its host over ssh), the worker's peer (the harness
 hands the worker a peer command that starts it over ssh: MSGBENCH_PEER_COMMAND), or a
 service (a broker, started on its host by services.py). `--place role=host` maps roles
@@ -25,7 +26,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from msgbench import chat_server, hosts, interrupts, procs
+from msgbench import hosts, interrupts, procs
 from msgbench.targets import Target, Variant
 
 NAMESPACE_PREFIX = "msgbench-"
@@ -36,19 +37,9 @@ class PlacementError(RuntimeError):
     pass
 
 
+# What a role is: each workload's run-side plug-in names its roles with these
+# (msgbench/workload_runs: RunPlugin.roles, .spread), and the runner hands them here.
 WORKER, PEER, SERVICE = "worker", "peer", "service"
-# Each workload's roles and what each is; the chat server kind places its server (the
-# peer its load generator starts) and its clients (the load generator, the worker).
-ROLES = {
-    "socket": {"server": PEER},
-    "pubsub": {"broker": SERVICE, "sources": WORKER, "receivers": PEER},
-    "chat": {"server": PEER, "clients": WORKER},
-}
-# Roles that take several hosts: one load generator on each, owning whole groups
-# (chat_split.py). Pubsub's sources and receivers do not: each receiver must see every
-# source's messages, so a split would need the harness to merge one-way latencies taken
-# on several clocks, and the sources to start receivers on other hosts (docs/hosts.md).
-SPREAD = ("clients",)
 
 
 def parse_place(text: str) -> dict[str, list[str]]:
@@ -70,18 +61,21 @@ def parse_place(text: str) -> dict[str, list[str]]:
     return place
 
 
-def check_roles(place: dict[str, list[str]], workloads: set[str], inventory) -> None:
-    """Every placed role exists in some workload of the run, on one known host."""
-    known = {role for wl in workloads for role in ROLES.get(wl, {})}
+def check_roles(place: dict[str, list[str]], roles: dict[str, dict[str, str]], inventory,
+                spread: dict[str, str]) -> None:
+    """Every placed role exists in some workload of the run (roles: workload -> role ->
+    kind), on one known host unless it is a role that spreads (spread: role -> what runs
+    on each of its hosts)."""
+    known = {role for wl_roles in roles.values() for role in wl_roles}
     for role, names in place.items():
         if role not in known:
-            offered = ", ".join(f"{wl}: {', '.join(ROLES[wl])}" for wl in sorted(workloads) if wl in ROLES)
+            offered = ", ".join(f"{wl}: {', '.join(roles[wl])}" for wl in sorted(roles) if roles[wl])
             raise PlacementError(f"--place {role}=...: no workload of this run has a role {role!r}; "
                                  f"roles are {offered or 'none (this workload runs on one host)'}")
-        if len(names) > 1 and role not in SPREAD:
+        if len(names) > 1 and role not in spread:
+            several = ", ".join(f"{r} ({why})" for r, why in spread.items()) or "none"
             raise PlacementError(f"--place {role}={','.join(names)}: role {role} runs on one host; only "
-                                 f"{', '.join(SPREAD)} (the chat server kind's load generators) take several "
-                                 "(docs/hosts.md)")
+                                 f"{several} take several (docs/hosts.md)")
         if len(set(names)) < len(names):
             raise PlacementError(f"--place {role}={','.join(names)}: a host is named twice")
         for name in names:
@@ -182,10 +176,16 @@ class Peers:
 
     def __init__(self, jobs, remote: str | None = None, remote_dir: str | None = None,
                  netem: str | None = None, notes: list[str] | None = None,
-                 inventory: "hosts.Inventory | None" = None, place: dict[str, list[str]] | None = None):
+                 inventory: "hosts.Inventory | None" = None, place: dict[str, list[str]] | None = None,
+                 roles: dict[str, dict[str, str]] | None = None, server_kind=None):
         self.remote, self.remote_dir, self.netem = remote, remote_dir, netem
         self.inventory, self.place = inventory, dict(place or {})
         self.jobs = jobs
+        self.roles = roles or {}  # workload -> role -> WORKER, PEER or SERVICE (check_roles)
+        # server_kind(workload, params): the workload plug-ins' server kind a point is of
+        # (msgbench/workload_runs), or None; its load generator is started in place of
+        # the worker and starts the target's server as its peer.
+        self.server_kind = server_kind or (lambda workload, params: None)
         self.needs_namespace = not remote and not inventory and any(_placement(j) == "remote" for j in jobs)
         self.namespace: Namespace | None = None
         self.notes = notes if notes is not None else []
@@ -196,10 +196,11 @@ class Peers:
         """The hosts a role is placed on (None: here); [] when it is not placed."""
         return [None if n == hosts.LOCAL else self.inventory.host(n) for n in self.place.get(role, [])]
 
-    def chat_placed(self, job, params: dict) -> bool:
-        """A chat server kind job with its server or clients placed: chat_split.py runs it."""
-        return chat_server.is_server_kind(job.scenario.workload, params) and any(
-            r in self.place for r in ("server", "clients"))
+    def server_kind_placed(self, job, params: dict) -> bool:
+        """A server kind's job with some of its roles placed: its plug-in runs it split over
+        the hosts (the chat server kind: chat_split.py)."""
+        return self.server_kind(job.scenario.workload, params) is not None and any(
+            r in self.place for r in self.roles.get(job.scenario.workload, {}))
 
     def host_of(self, role: str) -> "hosts.Host | None":
         """The host a role is placed on; None: here."""
@@ -248,20 +249,21 @@ class Peers:
         for role, names in self.place.items():
             self.notes.append(f"role {role} ran on {', '.join(self._where(n) for n in names)}")
         self._check_clocks()
-        running, generators = {}, set()  # alias -> the target folders that run there; the load generators'
+        # alias -> the target folders that run there; alias -> the load generators' folders
+        running, generators = {}, {}
         for job in self.jobs:
-            chat = self.chat_placed(job, job.params)
-            for role, kind in ROLES.get(job.scenario.workload, {}).items():
+            served = self.server_kind_placed(job, job.params) and self.server_kind(job.scenario.workload, job.params)
+            for role, kind in self.roles.get(job.scenario.workload, {}).items():
                 for host in self.hosts_of(role) if kind in (WORKER, PEER) else []:
-                    if host and chat and role == "clients":  # kits/chatload, not the target
-                        generators.add(host.alias)
+                    if host and served and role == served.generator_role:  # its load generator, not the target
+                        generators.setdefault(host.alias, set()).add(served.generator_dir)
                     elif host:
                         running.setdefault(host.alias, {})[job.target.label] = job.target
-        for alias in sorted(set(running) | generators):
+        for alias in sorted(set(running) | set(generators)):
             chosen = running.get(alias, {})
             host = self.inventory.host(alias)
             folders = [t.folder for t in chosen.values()]
-            folders += [chat_server.LOAD_GENERATOR_DIR] if alias in generators else []
+            folders += sorted(generators.get(alias, ()))
             try:
                 self.notes.append("deployed " + hosts.deploy(self.ssh, host, folders))
                 for t in chosen.values():
@@ -338,7 +340,7 @@ class Peers:
         outcome.host = host.alias
 
     def _role_host(self, workload: str, kind: str) -> "hosts.Host | None":
-        roles = [r for r, k in ROLES.get(workload, {}).items() if k == kind]
+        roles = [r for r, k in self.roles.get(workload, {}).items() if k == kind]
         return self.host_of(roles[0]) if roles else None
 
     def __exit__(self, *exc) -> None:
@@ -355,8 +357,9 @@ class Peers:
                 workload: str = "socket", peer_env: dict | None = None) -> dict:
         """The worker's MSGBENCH_PEER_* variables. peer_env: what the peer's environment
         sets beyond the harness's (passed to a peer on a host)."""
-        if chat_server.is_server_kind(workload, params):  # the load generator starts the server
-            return chat_server.peer_env(target, variant, process_limit, LOCALHOST)
+        kind = self.server_kind(workload, params)
+        if kind:  # the load generator starts the server
+            return kind.peer_env(target, variant, process_limit, LOCALHOST)
         if not target.serve:
             return {}
         argv = target.serve_argv(variant, process_limit)

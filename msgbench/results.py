@@ -7,7 +7,7 @@ Markdown, the HTML report and the results page); docs/results-format.md describe
 import statistics
 from collections import defaultdict
 
-from msgbench import expr, noise, spec, stats, units, workloads
+from msgbench import expr, noise, spec, stats, units
 from msgbench.points import point_key
 
 FORMAT_NAME = "msgbench-results"
@@ -77,7 +77,7 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         warn("noise:short", text)
     # The noise of the figure the point is judged by (socket echo: its round trip), as
     # the tables, the report and the page show it.
-    judged = wl and workloads.judged_metric(wl.name, first["params"], wl.primary_metric)
+    judged = wl and wl.judged_metric(first["params"])
     if judged and judged in computed:
         for kind, text in stats.warnings_for(judged, computed[judged]):
             warn(f"noise:{kind}", text)

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 
 from msgbench import (
     calibrate,
-    chat_server,
-    chat_split,
     cpus,
     expr,
     hosts,
@@ -34,7 +32,7 @@ from msgbench import (
     sysinfo,
     targets,
     tempdirs,
-    workloads,
+    workload_runs,
 )
 from msgbench.progress import Progress
 from msgbench.store import Store, now_iso
@@ -143,34 +141,19 @@ class Plan:
                             "or --hosts")
         if self.place or self.inventory:
             try:
-                placement.check_roles(self.place, {j.scenario.workload for j in self.jobs}, self.inventory)
+                placement.check_roles(self.place, workload_runs.roles({j.scenario.workload for j in self.jobs}),
+                                      self.inventory, workload_runs.spread_roles())
             except placement.PlacementError as exc:
                 raise PlanError(str(exc)) from None
-            self._check_chat_placement()
-            if "server" in self.place and any(j.scenario.workload == "socket" for j in self.jobs) and not remote:
-                raise PlanError("--place server=... places socket's server half: give -p placement=remote too")
+            for workload in sorted({j.scenario.workload for j in self.jobs}):
+                problem = workload_runs.plugin(workload).check_place(self.jobs, self.place)
+                if problem:
+                    raise PlanError(problem)
             if remote and self.inventory and "server" not in self.place:
                 if len(self.inventory.hosts) != 1:
                     raise PlanError("placement=remote with --hosts: say which host runs the server, e.g. "
                                     f"--place server={next(iter(self.inventory.hosts), 'h1')}")
                 self.place["server"] = list(self.inventory.hosts)
-
-
-    def _check_chat_placement(self) -> None:
-        """Chat's roles are the server kind's (server=ws): the in-process kinds are one
-        process; each load generator owns whole groups, so there are at least as many."""
-        placed = sorted(r for r in ("server", "clients") if r in self.place)
-        chats = [j for j in self.jobs if j.scenario.workload == "chat"]
-        if not placed or not chats:
-            return
-        if any(not chat_server.is_server_kind("chat", j.params) for j in chats):
-            raise PlanError(f"--place {','.join(placed)}: chat's roles are the chat server kind's; give -p server=ws "
-                            "(the in-process kinds run in one process on one host)")
-        generators = len(self.place.get("clients", [])) or 1
-        few = min(int(j.params["groups"]) for j in chats)
-        if few < generators:
-            raise PlanError(f"--place clients={','.join(self.place['clients'])}: {generators} load generators each "
-                            f"own whole groups, and a point has groups={few}; give groups >= {generators}")
 
 
 def plan_run(
@@ -193,10 +176,9 @@ def plan_run(
         for x, given in scenario.points():
             params = _resolve(wl, given)
             for target in chosen:
-                serving = chat_server.is_server_kind(wl.name, params)
-                if serving and not target.chat_server:
-                    message = (f"target {target.label} declares no chat server (chat_server in its target.toml): "
-                               f"it cannot run chat with server=ws")
+                kind = workload_runs.server_kind(wl.name, params)
+                message = kind and kind.refusal(target)
+                if message:
                     if strict_targets and target_names:
                         raise PlanError(message)
                     plan.skipped.append(message)
@@ -204,7 +186,7 @@ def plan_run(
                     if default:  # an n/a row, so that the target does not vanish from the table
                         plan.skipped_points.append((scenario, x, params, target, default, message))
                     continue
-                pool = target.chat_server_variants_for() if serving else None
+                pool = kind.variants(target) if kind else None
                 for variant in _variants(target, wl.name, variant_choice or scenario.variants, measured, pool):
                     try:
                         plan.jobs.append(_job(scenario, x, params, wl, target, variant,
@@ -262,7 +244,7 @@ def _measured(chosen: list[targets.Target], workload: str, choice: str) -> set[s
 
 def _variants(target: targets.Target, workload: str, choice: str, measured: set[str],
               pool: list[targets.Variant] | None = None) -> list[targets.Variant]:
-    """The variants a job runs; pool: the only ones that may (the chat server kind's)."""
+    """The variants a job runs; pool: the only ones that may (a server kind's)."""
     available = target.variants_for(workload) if pool is None else pool
     if target.kind == "reference":  # each reference tool is a variant; run those that apply
         # reference_for names a target ("redis") or one of its variants ("c/tuned"): run when it is measured
@@ -308,7 +290,7 @@ def _chosen_variants(target: targets.Target, workload: str, choice: str,
 def _resolve(wl: spec.Workload, given: dict) -> dict:
     try:
         params = spec.resolve_params(wl, given)
-        workloads.plugin(wl.name).check(params)
+        workload_runs.plugin(wl.name).check(params)
     except spec.ParamError as exc:
         raise PlanError(str(exc)) from None
     return params
@@ -324,8 +306,9 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
         )
     need = processes * target.process_bytes(wl.name)
     have = sysinfo.meminfo().get("MemTotal", 0)
-    if chat_server.is_server_kind(wl.name, params):  # two processes, each with a socket per user
-        problem = chat_server.fit_problem(target, params, have, MEMORY_HEADROOM)
+    kind = workload_runs.server_kind(wl.name, params)
+    if kind:  # the server and the load generator, each with a socket per user
+        problem = kind.fit_problem(target, params, have, MEMORY_HEADROOM)
         if problem:
             raise PlanError(problem)
     elif have and need > have * MEMORY_HEADROOM:
@@ -422,8 +405,10 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         if layout.harness:
             os.sched_setaffinity(0, layout.harness)
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
-                              inventory=plan.inventory, place=plan.place) as peers,
-              chat_server.raised_fd_limit(plan.jobs),
+                              inventory=plan.inventory, place=plan.place,
+                              roles=workload_runs.roles({j.scenario.workload for j in plan.jobs}),
+                              server_kind=workload_runs.server_kind) as peers,
+              _server_kind_limits(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note), placed=peers.service_host,
                                 say=progress.note, cpus=layout.brokers) as brokers):
@@ -431,7 +416,8 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
                 store.add_note(run_id, note)
             if peers.facts:  # each host's CPU, cores, kernel and runtimes, beside this machine's
                 store.set_hosts(run_id, peers.facts)
-            chat_split.check_hosts(plan.jobs, peers, MEMORY_HEADROOM)
+            for kind in workload_runs.server_kinds():
+                kind.check_hosts(plan.jobs, peers, MEMORY_HEADROOM)
             if drive is not None:
                 drive(lambda job, round_index: _measure(job, round_index, run_id, store, progress, peers,
                                                         brokers, layout), run_id)
@@ -446,7 +432,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             _until_precise(plan, run_id, store, progress, peers, brokers, layout)
     except KeyboardInterrupt:
         status = "interrupted"
-    except (placement.PlacementError, hosts.HostError, chat_split.SplitError) as exc:
+    except (placement.PlacementError, hosts.HostError, *workload_runs.errors()) as exc:
         store.add_note(run_id, f"failed: {exc}")
         status = "failed"
         raise PlanError(str(exc)) from None
@@ -512,8 +498,9 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         argv, cwd, env = _worker_command(job, params)
         env = env | service_env
         request = job.target.request(wl.name, job.variant, params, repetition, warmup)
-        if peers.chat_placed(job, params):  # the server and load generators where --place puts them
-            outcome = chat_split.measure(job, params, peers, request, job.timeout_s)
+        kind = workload_runs.server_kind(wl.name, params)
+        if kind and peers.server_kind_placed(job, params):  # the server and load generators where --place puts them
+            outcome = kind.measure_placed(job, params, peers, request, job.timeout_s)
         else:
             env |= peers.env_for(job.target, job.variant, params, job.process_limit, wl.name,
                                  hosts.local_env_diff(env))
@@ -541,7 +528,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         return outcome
 
     try:
-        outcome = workloads.plugin(wl.name).measure(job.run_params, run_once)
+        outcome = workload_runs.plugin(wl.name).measure(job.run_params, run_once)
     except services.ServiceError as exc:
         outcome = Outcome(status="failed", error=str(exc))
         job.stopped = "service"
@@ -559,7 +546,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         _calibrate(job, wl, outcome)
     if not warmup:
         job.walls.append(time.monotonic() - began)  # the repetition's whole cost, harness included
-    judged = workloads.judged_metric(wl.name, job.params, wl.primary_metric)  # as results.py judges it
+    judged = wl.judged_metric(job.params)  # as results.py judges it
     if not warmup and outcome.status == "ok" and judged in outcome.metrics:
         job.primary.append(outcome.metrics[judged])
     if outcome.status in ("unsupported", "timeout"):
@@ -588,12 +575,21 @@ def _calibrate(job: Job, wl: spec.Workload, outcome: Outcome) -> None:
     job.timeout_s = max(job.timeout_s, needed)
 
 
+@contextlib.contextmanager
+def _server_kind_limits(jobs: list[Job]):
+    """What the server kinds' workers need (descriptors), raised for the run and put back."""
+    with contextlib.ExitStack() as stack:
+        for kind in workload_runs.server_kinds():
+            stack.enter_context(kind.limits(jobs))
+        yield
+
+
 def _worker_command(job: Job, params: dict) -> tuple[list[str], object, dict]:
-    """The worker's argv, folder and environment: the target's, or for the chat server
-    kind the load generator's, whose variant env and args are the server's alone."""
-    if chat_server.is_server_kind(job.scenario.workload, params):
-        argv, cwd = chat_server.worker_argv()
-        return argv, cwd, job.target.build_env()
+    """The worker's argv, folder and environment: the target's, or for a server kind the
+    load generator's."""
+    kind = workload_runs.server_kind(job.scenario.workload, params)
+    if kind:
+        return kind.worker_command(job)
     return job.target.argv(job.variant, job.process_limit), job.target.folder, job.target.worker_env(job.variant)
 
 
@@ -619,8 +615,7 @@ def derive(wl: spec.Workload, params: dict, variant: targets.Variant, outcome: O
     """The metrics of a result, from the raw facts the worker measured (spec formulas)."""
     if outcome.status != "ok" or outcome.measured is None:
         return
-    if wl.name == "pubsub":  # the variant's setting (target.toml), not the worker's word
-        outcome.verify["lossless"] = int(bool(variant.lossless))
+    outcome.verify |= workload_runs.plugin(wl.name).variant_facts(variant)
     problems = spec.measured_problems(wl, outcome.measured, outcome.histograms, params)
     try:
         outcome.metrics = {} if problems else spec.derive_metrics(

@@ -40,10 +40,19 @@ class Workload:
     measured: dict = field(default_factory=dict)  # raw facts a worker reports: name -> {description, list?, optional?}
     histograms: dict = field(default_factory=dict)
     timed: str | None = None  # the raw fact (ns) that times the primary metric: too short is unstable
+    # The metric a point is judged by when it depends on a param (socket: echo by its round
+    # trip, flow by its bandwidth): {"param": ..., "metrics": {value: metric}}.
+    primary_by: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict, repr=False)
 
     def metric_better(self, metric: str) -> str:
         return self.metrics.get(metric, {}).get("better", "none")
+
+    def judged_metric(self, params: dict) -> str:
+        """The metric a point with these params is judged by (its noise, its convergence,
+        the findings): the one primary_by names for its param's value, else the primary."""
+        by = self.primary_by
+        return (by.get("metrics") or {}).get(params.get(by.get("param", ""))) or self.primary_metric
 
     def defaults(self) -> dict:
         return {name: definition["default"] for name, definition in self.params.items()}
@@ -68,6 +77,7 @@ def workloads() -> dict[str, Workload]:
             measured=raw.get("measured", {}),
             histograms=raw.get("histograms", {}),
             timed=raw.get("timed"),
+            primary_by=raw.get("primary_by", {}),
             raw=raw,
         )
     return found

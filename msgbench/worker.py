@@ -77,7 +77,7 @@ class Outcome:
         return info
 
 
-class _Protocol:
+class Protocol:
     """Follows the worker's lines and remembers the first breach of the protocol."""
 
     def __init__(self, target: str, variant: str, on_progress, on_ready=None, on_line=None):
@@ -168,7 +168,7 @@ def run_worker(
         if kind in ("hello", "result") and proc is not None:
             seen.update(cpusets.session_placement(proc.pid))
 
-    protocol = _Protocol(target, request["variant"], on_progress, on_line=read_back)
+    protocol = Protocol(target, request["variant"], on_progress, on_line=read_back)
     stderr = bytearray()
     timed_out = False
     status_read, status_write = os.pipe()
@@ -213,7 +213,7 @@ def run_worker(
     if report.get("worker_cpus") is not None:  # the supervisor's read-back as it started the worker
         seen["worker at its start"] = cpusets.cpu_list(report["worker_cpus"])
     outcome.cpu_placement = {"cpus": cpusets.cpu_list(cpus) if cpus else "any", "seen": seen}
-    _judge(outcome, protocol, timed_out, time_limit_s)
+    judge(outcome, protocol, timed_out, time_limit_s)
     escaped = cpusets.escaped(seen, cpus)
     if escaped and outcome.status == "ok":  # its figures are not of the placement the run claims
         outcome.status = "error"
@@ -230,7 +230,7 @@ def _send_request(proc: subprocess.Popen, request: dict) -> None:
         pass  # the worker died at once; its exit status tells the story
 
 
-def _pump(proc, protocol: _Protocol, stderr: bytearray, deadline: float) -> bool:
+def _pump(proc, protocol: Protocol, stderr: bytearray, deadline: float) -> bool:
     """Read stdout and stderr until both close. False if the deadline passed first."""
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
@@ -262,7 +262,9 @@ def _pump(proc, protocol: _Protocol, stderr: bytearray, deadline: float) -> bool
         selector.close()
 
 
-def _judge(outcome: Outcome, protocol: _Protocol, timed_out: bool, limit: float) -> None:
+def judge(outcome: Outcome, protocol: Protocol, timed_out: bool, limit: float) -> None:
+    """The outcome's status and error from how the worker ended and what it said (a
+    worker run here, or a part of a split run, msgbench/chat_split.py)."""
     final = protocol.final
     tail = outcome.stderr_tail.strip().splitlines()[-3:]
     said = f" (stderr: {' | '.join(tail)})" if tail else ""

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from msgbench import points, results, spec, stats, workloads  # noqa: E402
+from msgbench import points, results, spec, stats  # noqa: E402
 from msgbench.paths import default_store_path  # noqa: E402
 from msgbench.store import Store  # noqa: E402
 
@@ -85,7 +85,7 @@ def _points(store: Store, run_ids: list[str]) -> dict:
         doc = results.run_document(store, [store.resolve(run_id.strip())])
         for s in doc["runs"][0]["summary"]:
             wl = spec.workloads().get(s["workload"])
-            judged = workloads.judged_metric(s["workload"], s["params"], wl.primary_metric) if wl else None
+            judged = wl.judged_metric(s["params"]) if wl else None
             metric = (s.get("metrics") or {}).get(judged)
             if not metric or s["status"] != "ok":
                 continue

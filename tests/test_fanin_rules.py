@@ -4,7 +4,7 @@ from msgbench.cli import main
 from msgbench.points import value_text
 from msgbench.spec import ParamError
 from msgbench.worker import Outcome
-from msgbench.workloads import fanin
+from msgbench.workload_runs import fanin
 
 
 def test_mix_shorthand():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import chat_server, chat_split, hosts, placement, remote, sysinfo, targets, testbed
+from msgbench import chat_server, chat_split, hosts, placement, remote, sysinfo, targets, testbed, workload_runs
 from msgbench.paths import REPO_ROOT
 from tests.conftest import processes_matching, ready_target
 from tests.test_runner import only_run, run_cli
@@ -98,10 +98,12 @@ def test_pubsub_roles_take_one_host_each(tmp_path):
     (tmp_path / "hosts.toml").write_text("[hosts.h1]\n[hosts.h2]\n[hosts.h3]\n")
     inventory = hosts.load_inventory(tmp_path / "hosts.toml")
     with pytest.raises(placement.PlacementError) as caught:
-        placement.check_roles(placement.parse_place("broker=h1,sources=h2,h3"), {"pubsub"}, inventory)
+        placement.check_roles(placement.parse_place("broker=h1,sources=h2,h3"), workload_runs.roles({"pubsub"}),
+                              inventory, workload_runs.spread_roles())
     assert ("--place sources=h2,h3: role sources runs on one host; only clients (the chat server kind's load "
             "generators) take several") in str(caught.value)
-    placement.check_roles(placement.parse_place("server=h1,clients=h2,h3"), {"chat"}, inventory)
+    placement.check_roles(placement.parse_place("server=h1,clients=h2,h3"), workload_runs.roles({"chat"}), inventory,
+                          workload_runs.spread_roles())
 
 
 def test_pubsub_latency_across_two_kernels_is_refused(tmp_path):
@@ -111,7 +113,7 @@ def test_pubsub_latency_across_two_kernels_is_refused(tmp_path):
     (tmp_path / "hosts.toml").write_text("[hosts.h2]\n[hosts.h3]\n")
     job = SimpleNamespace(scenario=SimpleNamespace(workload="pubsub"), params={"rate": 100})
     peers = placement.Peers([job], inventory=hosts.load_inventory(tmp_path / "hosts.toml"),
-                            place={"sources": ["h2"], "receivers": ["h3"]})
+                            place={"sources": ["h2"], "receivers": ["h3"]}, roles=workload_runs.roles({"pubsub"}))
     peers.facts = {"h2": {"boot_id": "a"}, "h3": {"boot_id": "b"}}
     with pytest.raises(placement.PlacementError, match="which h2 and h3 \\(two kernels\\) do not share"):
         peers._check_clocks()

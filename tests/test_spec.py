@@ -83,6 +83,9 @@ def test_every_workload_spec_is_complete():
         raw = json.loads(path.read_text())
         wl = spec.workload(raw["workload"])
         assert wl.primary_metric in wl.metrics, path
+        if wl.primary_by:  # a judged metric per value of one of its params: each a metric, each a value
+            assert wl.primary_by["param"] in wl.params, path
+            assert set(wl.primary_by["metrics"].values()) <= set(wl.metrics), path
         for name in wl.metrics:
             units = ("_ms", "_us", "_per_s", "_bytes", "_count", "_ratio", "_percent")
             assert name.endswith(units), f"{path}: {name} has no unit"
@@ -90,3 +93,10 @@ def test_every_workload_spec_is_complete():
             spec.check_param(name, definition, definition["default"])
         for rule in wl.verify_rules:
             assert rule["rule"] and rule["description"]
+
+
+def test_the_judged_metric_follows_the_param_primary_by_names():
+    socket = spec.workload("socket")
+    assert socket.judged_metric({"mode": "echo"}) == "round_trip_us"
+    assert socket.judged_metric({"mode": "flow"}) == "bandwidth_bytes_per_s"
+    assert spec.workload("ring").judged_metric({"mode": "echo"}) == spec.workload("ring").primary_metric

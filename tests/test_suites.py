@@ -1,6 +1,6 @@
 import pytest
 
-from msgbench import spec, suites, workloads
+from msgbench import spec, suites, workload_runs
 
 
 @pytest.mark.parametrize("name", suites.suite_names())
@@ -12,7 +12,7 @@ def test_every_point_of_every_suite_has_valid_params(name):
         points = scenario.points()
         assert points, scenario.name
         for _, params in points:
-            workloads.plugin(wl.name).check(spec.resolve_params(wl, params))
+            workload_runs.plugin(wl.name).check(spec.resolve_params(wl, params))
 
 
 def test_quick_covers_every_workload_that_has_a_worker():

@@ -106,7 +106,7 @@ def findings(doc: dict) -> list[Finding]:
                                                               strict=True):
             reported = set(model.metric_names(entries))
             judged = [m for m in plugin.judged_by(entries[0].params) if m in reported]
-            for metric in judged or [plugin.primary(entries[0].params) or data.primary_metric]:
+            for metric in judged or [data.judged_metric(entries[0].params)]:
                 if metric is None:
                     continue
                 # Targets compete within a run; comparing runs is `msgbench compare`'s business.

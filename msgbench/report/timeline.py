@@ -25,13 +25,12 @@ def history_figures(store, doc: dict) -> list[dict]:
     for data in model.collect(doc, workloads.order):
         if data.spec is None:
             continue
-        plugin = workloads.plugin(data.workload)
         # (scenario, point) at each scenario's largest x, by the metric it is judged by
         # (socket echo: round trip, not the spec's bandwidth).
         wanted: dict[str, set] = {}
         for (_scenario, sweep, _fixed), entries in model.scenario_groups(data.entries).items():
             top = max(entries, key=lambda e: model.sort_key(e.summary.get("x")))
-            metric = plugin.primary(top.params) or data.primary_metric
+            metric = data.judged_metric(top.params)
             wanted.setdefault(metric, set()).add((top.summary["scenario"],
                                                   describe(top.params, first=sweep)))
         for metric, points in wanted.items():

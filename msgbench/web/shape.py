@@ -110,8 +110,7 @@ def _scenario_graphs(data: model.WorkloadData) -> list[dict]:
         x_of = None if sweep else (lambda e: e.summary["scenario"])
         # Drawn by default: what the Findings judge the scenario by (realistic chat: its
         # latency p99 and achieved rate, not the offered load), else its primary metric.
-        judged = set(plugin.judged_by(entries[0].params)) or {plugin.primary(entries[0].params)
-                                                              or data.primary_metric}
+        judged = set(plugin.judged_by(entries[0].params)) or {data.judged_metric(entries[0].params)}
         for metric in model.metric_names(entries):
             if metric in skip:
                 continue

@@ -1,13 +1,14 @@
-"""The workloads' plug-ins: one registry, one Plugin per workload (plugin.py).
+"""The workloads' view-side plug-ins: one registry, one Plugin per workload (plugin.py).
 
-Adding a workload: spec/workloads/<name>.json, and, only if it needs more than the
-spec states, msgbench/workloads/<name>.py with a PLUGIN listed below.
+Adding a workload: spec/workloads/<name>.json, and, only if its views need more than
+the spec states, msgbench/workloads/<name>.py with a PLUGIN listed below (what it
+needs to run is msgbench/workload_runs/).
 """
 
 from msgbench.workloads import chat, fanin, pubsub, ring, socket
 from msgbench.workloads.plugin import Plugin
 
-__all__ = ["PLUGINS", "Plugin", "judged_metric", "order", "plugin"]
+__all__ = ["PLUGINS", "Plugin", "order", "plugin"]
 
 PLUGINS: dict[str, Plugin] = {p.name: p for p in (
     ring.PLUGIN, fanin.PLUGIN, socket.PLUGIN, pubsub.PLUGIN, chat.PLUGIN)}
@@ -22,8 +23,3 @@ def order(workloads) -> list[str]:
     """Workload names in section order: the plug-ins' order, then by name."""
     return sorted(workloads, key=lambda w: (plugin(w).order, w))
 
-
-def judged_metric(workload: str, params: dict, primary_metric: str) -> str:
-    """The metric a point is judged by: its plug-in's choice for these params (socket
-    echo: the round trip), else the spec's primary metric."""
-    return plugin(workload).primary(params) or primary_metric

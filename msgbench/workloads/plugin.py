@@ -1,9 +1,12 @@
-"""What a workload may add to its spec (spec/workloads/<name>.json): one Plugin object.
+"""What a workload may add to its spec (spec/workloads/<name>.json) in the views: one
+Plugin object.
 
-Most of a workload is data in its spec. A workload that needs more defines a Plugin
-in msgbench/workloads/<name>.py and lists it in msgbench/workloads/__init__.py; every
-field has a default, so a workload without a module (or a field it leaves out) gets
-the generic behaviour.
+Most of a workload is data in its spec. A workload that needs more for its report
+section, its page graphs, its headline or its seed text defines a Plugin in
+msgbench/workloads/<name>.py and lists it in msgbench/workloads/__init__.py; what it
+needs to be planned and measured is its run-side plug-in (msgbench/workload_runs/).
+Every field has a default, so a workload without a module (or a field it leaves out)
+gets the generic behaviour.
 """
 
 from collections.abc import Callable
@@ -40,23 +43,7 @@ def primary_headline(workload: str, params: dict) -> Headline:
     return Headline(title, (Column(metric, metric, lambda v: units.of_metric(metric, v)),))
 
 
-def _no_special_value(name: str, text: str):
-    return None
-
-
-def _nothing_to_check(params: dict) -> None:
-    return None
-
-
-def _one_worker_run(params: dict, run_once: Callable[[dict], object]):
-    return run_once(params)
-
-
 def _no_seed_text(run: dict) -> None:
-    return None
-
-
-def _spec_primary(params: dict) -> None:
     return None
 
 
@@ -78,13 +65,6 @@ class Plugin:
     # Where the workload's section comes in the report, the page and `show`
     # (the seeds' order: ring, fanin, socket, pubsub, chat); unknown workloads last.
     order: int = 99
-    # parse_value(name, text): a -p value written in a shorthand (fanin's mix), or None
-    # to read it by the spec's type.
-    parse_value: Callable[[str, str], object] = _no_special_value
-    # check(params): raise spec.ParamError for what the spec's "requires" cannot state.
-    check: Callable[[dict], None] = _nothing_to_check
-    # measure(params, run_once): one measurement; usually one worker run.
-    measure: Callable = _one_worker_run
     # section(data, ids): the report's pictures (figures.py descriptions).
     section: Callable[[model.WorkloadData, figures.Ids], list[dict]] = generic.build
     # seed_text(run): the run's points in the seed document's own text, or None.
@@ -93,12 +73,10 @@ class Plugin:
     # ones, and the metrics those graphs already show (page_skips).
     page_graphs: Callable[[model.WorkloadData], list[dict]] = _no_page_graphs
     page_skips: frozenset = field(default_factory=frozenset)
-    # primary(params): the metric a scenario with these params is judged by, when it is
-    # not the spec's primary metric (socket echo: round trip, not bandwidth); None = the spec's.
-    primary: Callable[[dict], str | None] = _spec_primary
     # judged_by(params): the metrics the Findings judge a scenario by, when users compare
-    # it by others than `primary` (chat realistic: latency p99 and the achieved send rate,
-    # where every target receives the offered load); () = primary's one.
+    # it by others than the one its spec judges it by (spec.Workload.judged_metric; chat
+    # realistic: latency p99 and the achieved send rate, where every target receives the
+    # offered load); () = the spec's one.
     judged_by: Callable[[dict], tuple[str, ...]] = _primary_judges
     # headline(params): what the terminal's table shows of a point (round trip for
     # socket echo, MB/s for flow, ...), or None for the spec's primary metric.

@@ -58,11 +58,6 @@ def _without_lists_elsewhere(data: model.WorkloadData, entries: list[model.Entry
     return drawn, absent
 
 
-def primary(params: dict) -> str | None:
-    """echo is judged by its round trip, flow by its bandwidth (the seed's two plots)."""
-    return next((metric for mode, metric, *_ in CHARTS if params.get("mode") == mode), None)
-
-
 ECHO = Headline("socket echo: round trip per message, lower is better",
                 (Column("round_trip_us", "round trip", units.duration_us),))
 FLOW = Headline("socket flow: bandwidth at the receiver, higher is better",
@@ -75,4 +70,4 @@ def headline(params: dict) -> Headline:
     return ECHO if params.get("mode") == "echo" else FLOW
 
 
-PLUGIN = Plugin(name="socket", order=3, section=section, primary=primary, headline=headline)
+PLUGIN = Plugin(name="socket", order=3, section=section, headline=headline)
