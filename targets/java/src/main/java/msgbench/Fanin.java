@@ -9,6 +9,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLongArray;
+import msgbench.kit.Proc;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
 
 /** The parallel send/receive benchmark of seed 000: N senders send to one receiver for a while. */
 final class Fanin {
@@ -39,7 +43,8 @@ final class Fanin {
   record Outcome(
       long[] sent, long[] received, long sendNs, long receiveNs, long drainNs, long cpuNs) {}
 
-  static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
+  static Wire.Result measure(Request req) throws WorkerError, InterruptedException {
+    Model model = Model.of(req);
     req.onlyOptions(OPTIONS);
     int senders = (int) req.longParam("senders");
     long durationMs = req.longParam("duration_ms");

@@ -5,6 +5,9 @@ import static msgbench.Tests.equal;
 import static msgbench.Tests.expectError;
 import static msgbench.Tests.request;
 
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
+
 final class FaninTests {
   private FaninTests() {}
 
@@ -24,7 +27,7 @@ final class FaninTests {
     for (String model : new String[] {"threads", "virtual"}) {
       for (String queue : new String[] {"linked", "array"}) {
         Wire.Result r =
-            Main.serve(
+            Tests.serve(
                 request(
                     "fanin",
                     "{\"model\":\"" + model + "\",\"queue\":\"" + queue + "\"}",
@@ -46,7 +49,7 @@ final class FaninTests {
         WorkerError.UNSUPPORTED,
         "exit signals are an Erlang notion",
         () ->
-            Main.serve(
+            Tests.serve(
                 request(
                     "fanin",
                     "{}",
@@ -59,7 +62,7 @@ final class FaninTests {
   static void testPekko() throws Exception {
     String mix =
         "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"message\",\"size\":10}]";
-    Wire.Result r = Main.serve(request("fanin", "{\"model\":\"pekko\"}", params(3, mix, 8192)));
+    Wire.Result r = Tests.serve(request("fanin", "{\"model\":\"pekko\"}", params(3, mix, 8192)));
     long sent = r.verify.get("sent_message");
     check(sent > 0, "sent");
     equal(r.verify.get("received_message"), sent, "received");
@@ -70,7 +73,7 @@ final class FaninTests {
         WorkerError.RESOURCE,
         "more than memory_limit_mb = 64",
         () ->
-            Main.serve(
+            Tests.serve(
                 request(
                     "fanin",
                     "{}",
