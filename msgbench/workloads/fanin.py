@@ -15,7 +15,6 @@ from msgbench.formats import otp
 from msgbench.spec import ParamError
 from msgbench.workloads.plugin import Column, Headline, Plugin
 
-KINDS = ("message", "exit_signal")
 RECEIVE_METRICS = ("receive_throughput_per_s", "receive_duration_ms", "drain_ms")
 
 
