@@ -22,7 +22,7 @@ import pytest
 
 FOLDER = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(FOLDER))
-import params  # noqa: E402
+import params as reference_params  # noqa: E402
 import worker  # noqa: E402
 
 SPEC = FOLDER.parent.parent / "spec" / "workloads" / "socket.json"
@@ -318,4 +318,4 @@ def test_the_time_limit_is_the_specs_own():
     p = worker.Params(mode="flow", data="binary", placement="local", check_content=0, port=0, **params)
     assert p.time_limit_s == 140.0  # 60 + 1e8 / 1000 * 4 / 1e4 + 1e8 * 4 / 1e7
     with pytest.raises(worker.Failure, match="is not arithmetic over the params"):
-        params._arithmetic(ast.parse("size if sockets else 1", mode="eval").body, params)
+        reference_params._arithmetic(ast.parse("size if sockets else 1", mode="eval").body, params)
