@@ -40,8 +40,7 @@ def tool_option(request: dict, tools, others: tuple[str, ...] = ()) -> str:
         raise Failure("internal", "the request has no options object (spec/README.md, \"The worker protocol\")")
     unknown = sorted(set(options) - {"tool", *others})
     if unknown:
-        raise Failure("internal", f"unknown option {unknown[0]}: the reference worker knows "
-                                  f"{' and '.join(('tool', *others))}")
+        raise Failure("internal", f"unknown option {unknown[0]} (known here: {', '.join(('tool', *others))})")
     if options.get("tool") not in tools:
         raise Failure("internal", f"option tool = {json.dumps(options.get('tool'))} is not one of "
                                   f"{', '.join(tools)} (target.toml)")

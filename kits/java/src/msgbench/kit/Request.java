@@ -59,10 +59,8 @@ public final class Request {
         throw WorkerError.internal(
             "unknown option "
                 + key
-                + " (this worker knows "
-                + new java.util.TreeSet<>(known)
-                + " for workload "
-                + workload
+                + " (known here: "
+                + String.join(", ", new java.util.TreeSet<>(known))
                 + ")");
       }
     }
@@ -95,7 +93,7 @@ public final class Request {
     if (v == null) {
       return fallback;
     }
-    if (!v.canConvertToLong() || v.asLong() < 0) {
+    if (!v.canConvertToExactIntegral() || !v.canConvertToLong() || v.asLong() < 0) {
       throw WorkerError.internal("option " + name + " must be a whole number >= 0, not " + v);
     }
     return v.asLong();
