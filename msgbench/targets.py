@@ -76,8 +76,6 @@ class Target:
     run: tuple[str, ...]
     serve: tuple[str, ...]  # the server half of peer workloads (socket), if any
     version: tuple[str, ...]
-    test: str | None
-    lint: str | None
     services: tuple[str, ...]
     default_variant: str
     per_process_bytes: int
@@ -234,8 +232,6 @@ def load_target(folder: Path) -> Target:
         run=tuple(raw["run"]),
         serve=tuple(raw.get("serve", [])),
         version=tuple(raw.get("version", [])),
-        test=raw.get("test"),
-        lint=raw.get("lint"),
         services=tuple(raw.get("services", [])),
         default_variant=raw.get("default_variant", next(iter(variants))),
         per_process_bytes=int(raw.get("per_process_bytes", 4096)),

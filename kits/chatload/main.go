@@ -110,27 +110,7 @@ func measureServer(p Params, w *protocol.Writer, sp *split) (protocol.Result, er
 	}
 	started, cpuStarted := time.Now(), cpuNow()
 
-	var warned sync.Once
-	sampler := sample.Start(w, sample.Every, func() map[string]float64 {
-		v := map[string]float64{
-			"loadgen_cpu_ns":         float64(cpuNow() - cpuStarted),
-			"loadgen_sent_count":     float64(r.sent.Load()),
-			"loadgen_received_count": float64(r.received.Load()),
-			"loadgen_joined_count":   float64(r.joined.Load()),
-		}
-		if rss, err := measure.RSSBytes(); err == nil {
-			v["loadgen_rss_bytes"] = float64(rss)
-		}
-		if r.isAborted() {
-			return v
-		}
-		if st, err := control.query(); err == nil {
-			for name, x := range st.values(&warned) {
-				v[name] = x
-			}
-		}
-		return v
-	})
+	sampler := startSampler(w, r, control, cpuStarted)
 	defer sampler.Stop()
 
 	if err := r.barrier(w, sp, "connect"); err != nil {
@@ -177,29 +157,73 @@ func measureServer(p Params, w *protocol.Writer, sp *split) (protocol.Result, er
 	if err := r.barrier(w, sp, "close"); err != nil {
 		return protocol.Result{}, err
 	}
+	return r.result(report(r, phases{
+		setup: setup, window: window, drain: drain, wall: wall, cpu: cpu,
+		windowCPU: cpuAtT - cpuAtRelease,
+		baseline:  baseline, atRelease: atRelease, atT: atT, final: final,
+	})), nil
+}
+
+// phases are what measureServer took of each phase: its own times and CPU,
+// and the server's stats before the run, at the release, at T and after the drain.
+type phases struct {
+	setup, window, drain, wall time.Duration
+	cpu, windowCPU             int64
+	baseline, atRelease        stats
+	atT, final                 stats
+}
+
+// report is the raw facts of a run, from its phases and the load generator's counts.
+func report(r *run, ph phases) map[string]any {
 	peak, _ := measure.PeakRSSBytes()
 	measured := map[string]any{
-		"setup_ns":                  setup.Nanoseconds(),
-		"send_window_ns":            window.Nanoseconds(),
-		"drain_ns":                  drain.Nanoseconds(),
+		"setup_ns":                  ph.setup.Nanoseconds(),
+		"send_window_ns":            ph.window.Nanoseconds(),
+		"drain_ns":                  ph.drain.Nanoseconds(),
 		"received_in_window":        r.receivedInWindow.Load(),
-		"processes_count":           atT.Processes,
-		"peak_rss_bytes":            final.PeakRSSBytes,
+		"processes_count":           ph.atT.Processes,
+		"peak_rss_bytes":            ph.final.PeakRSSBytes,
 		"latency_max_ns":            r.latency.Max(),
-		"server_baseline_rss_bytes": baseline.RSSBytes,
-		"server_cpu_ns":             final.CPUNs - baseline.CPUNs,
-		"server_wall_ns":            wall.Nanoseconds(),
-		"loadgen_cpu_ns":            cpu,
-		"server_window_cpu_ns":      atT.CPUNs - atRelease.CPUNs,
-		"loadgen_window_cpu_ns":     cpuAtT - cpuAtRelease,
+		"server_baseline_rss_bytes": ph.baseline.RSSBytes,
+		"server_cpu_ns":             ph.final.CPUNs - ph.baseline.CPUNs,
+		"server_wall_ns":            ph.wall.Nanoseconds(),
+		"loadgen_cpu_ns":            ph.cpu,
+		"server_window_cpu_ns":      ph.atT.CPUNs - ph.atRelease.CPUNs,
+		"loadgen_window_cpu_ns":     ph.windowCPU,
 		"loadgen_peak_rss_bytes":    peak,
 		"connections_opened":        r.opened.Load(),
-		"connections_held":          atT.Connections,
+		"connections_held":          ph.atT.Connections,
 		"connect_max_ns":            r.connect.Max(),
 	}
 	// The runtime's own total, where the server reports one under that name.
-	if total, ok := atT.Runtime["total_bytes"]; ok {
+	if total, ok := ph.atT.Runtime["total_bytes"]; ok {
 		measured["runtime_memory_bytes"] = int64(total)
 	}
-	return r.result(measured), nil
+	return measured
+}
+
+// startSampler writes the load generator's and the server's view once a
+// second (the server's while the run stands), from a goroutine of its own.
+func startSampler(w *protocol.Writer, r *run, control *statsClient, cpuStarted int64) *sample.Sampler {
+	var warned sync.Once
+	return sample.Start(w, sample.Every, func() map[string]float64 {
+		v := map[string]float64{
+			"loadgen_cpu_ns":         float64(cpuNow() - cpuStarted),
+			"loadgen_sent_count":     float64(r.sent.Load()),
+			"loadgen_received_count": float64(r.received.Load()),
+			"loadgen_joined_count":   float64(r.joined.Load()),
+		}
+		if rss, err := measure.RSSBytes(); err == nil {
+			v["loadgen_rss_bytes"] = float64(rss)
+		}
+		if r.isAborted() {
+			return v
+		}
+		if st, err := control.query(); err == nil {
+			for name, x := range st.values(&warned) {
+				v[name] = x
+			}
+		}
+		return v
+	})
 }

@@ -12,8 +12,6 @@ from msgbench import figures, model, units
 from msgbench.formats import otp
 from msgbench.workloads.plugin import Column, Headline, Plugin
 
-KINDS = ("message", "exit_signal")
-
 _SENDERS = "senders"
 
 

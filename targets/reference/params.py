@@ -6,8 +6,12 @@ The harness validated the params against the workload spec and filled in every d
 (spec/README.md): nothing here checks a range. A field that is absent is a harness bug,
 reported as internal; what a tool cannot do is each tool's own `unsupported`."""
 
+import ast
 import dataclasses
+import functools
 import json
+import operator
+from pathlib import Path
 
 
 class Failure(Exception):
@@ -36,9 +40,40 @@ def tool_option(request: dict, tools, others: tuple[str, ...] = ()) -> str:
         raise Failure("internal", "the request has no options object (spec/README.md, \"The worker protocol\")")
     unknown = sorted(set(options) - {"tool", *others})
     if unknown:
-        raise Failure("internal", f"unknown option {unknown[0]}: the reference worker knows "
-                                  f"{' and '.join(('tool', *others))}")
+        raise Failure("internal", f"unknown option {unknown[0]} (known here: {', '.join(('tool', *others))})")
     if options.get("tool") not in tools:
         raise Failure("internal", f"option tool = {json.dumps(options.get('tool'))} is not one of "
                                   f"{', '.join(tools)} (target.toml)")
     return options["tool"]
+
+
+# The workloads' specs, copied here by make build: a folder deployed to a host (rsync) has no ../../spec.
+SPEC_DIR = Path(__file__).resolve().parent / "spec"
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+@functools.cache
+def _time_limit_expression(workload: str) -> ast.expr:
+    path = SPEC_DIR / f"{workload}.json"
+    try:
+        return ast.parse(json.loads(path.read_text())["time_limit_s"], mode="eval").body
+    except (OSError, ValueError, KeyError, SyntaxError) as e:
+        raise Failure("internal", f"cannot read time_limit_s from {path} ({e}): run make build") from e
+
+
+def time_limit_s(workload: str, params: dict) -> float:
+    """The harness's time limit for these params, from the workload's spec (its time_limit_s):
+    the worker gives its tools a little less, so that it answers before the harness stops it."""
+    return _arithmetic(_time_limit_expression(workload), params)
+
+
+def _arithmetic(node: ast.expr, names: dict) -> float:
+    """Numbers, params and + - * / (the socket and pubsub specs' time limits); anything else is an error."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_arithmetic(node.left, names), _arithmetic(node.right, names))
+    raise Failure("internal", f"time_limit_s: {ast.unparse(node)} is not arithmetic over the params "
+                              f"{', '.join(sorted(names))} (targets/reference/params.py)")

@@ -30,12 +30,12 @@ import tempfile
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pubsub_tools
 import quiet_run
-from params import Failure, read_params, tool_option
+from params import Failure, read_params, time_limit_s, tool_option
 
 TARGET = "reference"
 WORKLOAD = "socket"
@@ -89,8 +89,8 @@ class Params:
 
     @property
     def time_limit_s(self) -> float:
-        """The spec's time_limit_s: 60 + total_bytes * sockets / 1000000."""
-        return 60 + self.total_bytes * self.sockets / 1_000_000
+        """The spec's time_limit_s (spec/workloads/socket.json) for these params."""
+        return time_limit_s(WORKLOAD, asdict(self))
 
 
 def say(message: dict) -> None:

@@ -87,15 +87,6 @@ func parseKB(file io.Reader, key string) (int64, error) {
 	return 0, fmt.Errorf("no %s line", strings.TrimSuffix(key, ":"))
 }
 
-// Millis expresses d in milliseconds.
-func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// PerSecond is count / d. A zero duration (which a nanosecond monotonic clock
-// cannot really give) is taken as one nanosecond, so the rate stays finite.
-func PerSecond(count int64, d time.Duration) float64 {
-	return float64(count) * float64(time.Second) / float64(max(d, time.Nanosecond))
-}
-
 // AvailableBytes is the memory the kernel can give without swapping,
 // MemAvailable in /proc/meminfo.
 func AvailableBytes() (int64, error) {

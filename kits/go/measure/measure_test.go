@@ -54,15 +54,3 @@ func TestAvailableBytes(t *testing.T) {
 		t.Fatalf("got %d, %v", got, err)
 	}
 }
-
-func TestRates(t *testing.T) {
-	if got := PerSecond(500, 250*time.Millisecond); got != 2000 {
-		t.Errorf("PerSecond = %v", got)
-	}
-	if got := PerSecond(1, 0); got != 1e9 {
-		t.Errorf("PerSecond over zero time = %v, want finite 1e9", got)
-	}
-	if got := Millis(1500 * time.Microsecond); got != 1.5 {
-		t.Errorf("Millis = %v", got)
-	}
-}

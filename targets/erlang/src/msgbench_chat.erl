@@ -75,7 +75,7 @@
                  message :: text | binary,
                  yield :: boolean(),
                  counters :: counters:counters_ref(), % ?DRAINED, ?RELEASED, ?DRAIN_OVER
-                 merged :: msgbench_chat_histogram:merged(),
+                 merged :: msgbench_histogram:merged(),
                  user :: pid() | undefined,
                  deadline = 0 :: integer()}).
 
@@ -130,7 +130,7 @@ measure(Top, SetupStart, #{groups := G, clients_per_group := CPG, duration := Du
                            drain_timeout := DrainTimeout, history := History} = Config) ->
     #{groups := GroupSup, users := UserSup} = msgbench_chat_sup:children(Top),
     Counters = counters:new(3, [write_concurrency]),
-    Merged = msgbench_chat_histogram:new_merged(),
+    Merged = msgbench_histogram:new_merged(),
     Template = #client{coordinator = self(), group_id = 1, user_id = 1, index = 1, peers = CPG,
                        think = maps:get(think, Config),
                        delay = maps:get(listener_delay, Config),
@@ -183,7 +183,7 @@ measure(Top, SetupStart, #{groups := G, clients_per_group := CPG, duration := Du
         "finish ~.1f ms, reports ~.1f ms",
         [ms(SetupStart, SetupEnd), ms(Release, Released), ms(Deadline, Stopped),
          ms(Stopped, DrainEnd), ms(DrainEnd, Finished), ms(Finished, msgbench_measure:now())]),
-    Latency = msgbench_chat_histogram:pairs(Merged),
+    Latency = msgbench_histogram:pairs(Merged),
     maps:merge(maps:without([last], Final),
                Reports#{setup => SetupEnd - SetupStart,
                         send_window => LastStop - Start,
@@ -469,7 +469,7 @@ delivered(_C, _GroupId, _UserId, Latency) ->
     record(Latency).
 
 record(Latency) ->
-    ok = msgbench_chat_histogram:record(Latency),
+    ok = msgbench_histogram:record(Latency),
     max(Latency, 0).
 
 count(Key) ->
@@ -510,6 +510,6 @@ drain(#client{counters = Counters, deadline = Deadline} = C, Received, InWindow,
     end.
 
 finish(From, #client{merged = Merged}, Received, InWindow, Max, Last) ->
-    ok = msgbench_chat_histogram:merge(Merged),
+    ok = msgbench_histogram:merge(Merged),
     From ! {final, Received, InWindow, counted(cross_group), counted(self_deliveries), Max, Last},
     ok.

@@ -70,7 +70,7 @@ own_serve_argv() ->
      "-noshell",
      "-kernel", "logger", "[{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]",
      "-env", "ERL_CRASH_DUMP_SECONDS", "0",
-     "-pa", Ebin, "-s", "msgbench_worker", "serve"].
+     "-pa", Ebin, "-s", "msgbench_erlang", "serve"].
 
 %% Starts the server and writes Request (one JSON line) to its stdin. Its
 %% stderr is the worker's.

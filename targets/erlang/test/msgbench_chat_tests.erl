@@ -43,7 +43,7 @@ stress_test() ->
       processes := Processes, max_held := MaxHeld} = Run,
     ?assert(Window >= ms(100)),
     ?assert(Max > 0),
-    ?assertEqual(msgbench_chat_histogram:bucket(Max), hd(lists:last(Latency))),
+    ?assertEqual(msgbench_histogram:bucket(Max), hd(lists:last(Latency))),
     ?assertEqual(2 * (2 * 3 + 1) + 3, Processes),
     %% Thousands of deliveries each (unless the machine stalled us for the
     %% whole run): histories fill up, and no more.
@@ -152,18 +152,18 @@ history_is_a_bounded_queue_test() ->
 %% The vectors of tests/test_histogram.py, which every language's bucket
 %% function is tested against.
 bucket_vectors_test_() ->
-    [?_assertEqual({V, Bucket}, {V, msgbench_chat_histogram:bucket(V)})
+    [?_assertEqual({V, Bucket}, {V, msgbench_histogram:bucket(V)})
      || {V, Bucket} <- [{0, 0}, {1, 1}, {127, 127}, {128, 128}, {129, 128}, {255, 191},
                         {256, 192}, {1000, 317}, {65535, 703}, {1000000, 954},
                         {1000000000, 1591}, {1 bsl 40, 2240}, {1 bsl 62, 3648}]].
 
 negative_values_count_as_zero_test() ->
-    ?assertEqual(0, msgbench_chat_histogram:bucket(-5)).
+    ?assertEqual(0, msgbench_histogram:bucket(-5)).
 
 %% 2^63 - 1 is the harness's largest bucket; nothing goes past it.
 largest_bucket_test() ->
-    ?assertEqual(3711, msgbench_chat_histogram:bucket((1 bsl 63) - 1)),
-    ?assertEqual(3711, msgbench_chat_histogram:bucket(1 bsl 70)).
+    ?assertEqual(3711, msgbench_histogram:bucket((1 bsl 63) - 1)),
+    ?assertEqual(3711, msgbench_histogram:bucket(1 bsl 70)).
 
 %% Each bucket is [lower, lower + width): width 1 below 128, then at most
 %% 1/64 of its lower bound (bounds as msgbench/histogram.py computes them).
@@ -171,7 +171,7 @@ every_value_lies_in_its_bucket_test() ->
     Values = lists:seq(0, 5000, 7) ++ [123456789, (1 bsl 40) + 12345, (1 bsl 63) - 1],
     lists:foreach(
       fun(V) ->
-              Bucket = msgbench_chat_histogram:bucket(V),
+              Bucket = msgbench_histogram:bucket(V),
               {Lower, Width} = bounds(Bucket),
               ?assert(Lower =< V andalso V < Lower + Width),
               ?assert(Width =:= 1 orelse Width * 64 =< Lower)
@@ -183,20 +183,20 @@ bounds(Bucket) ->
     {(Bucket - Shift * 64) bsl Shift, 1 bsl Shift}.
 
 buckets_are_ordered_test() ->
-    Buckets = [msgbench_chat_histogram:bucket(V) || V <- lists:seq(0, 100000, 37)],
+    Buckets = [msgbench_histogram:bucket(V) || V <- lists:seq(0, 100000, 37)],
     ?assertEqual(Buckets, lists:sort(Buckets)).
 
 %% Two clients record into their own histograms and merge into one; the
 %% result is sparse [bucket, count] pairs in bucket order.
 merged_pairs_test() ->
     Self = self(),
-    Merged = msgbench_chat_histogram:new_merged(),
+    Merged = msgbench_histogram:new_merged(),
     Clients = [spawn(fun() ->
-                             [msgbench_chat_histogram:record(V) || V <- Values],
+                             [msgbench_histogram:record(V) || V <- Values],
                              put(other_key, 1),
-                             ok = msgbench_chat_histogram:merge(Merged),
+                             ok = msgbench_histogram:merge(Merged),
                              Self ! {self(), merged}
                      end) || Values <- [[5, 5, 1000, -3], [1001, 5, 1 bsl 40]]],
     [receive {C, merged} -> ok end || C <- Clients],
-    ?assertEqual([[0, 1], [5, 3], [317, 2], [2240, 1]], msgbench_chat_histogram:pairs(Merged)),
-    ?assertEqual([], msgbench_chat_histogram:pairs(msgbench_chat_histogram:new_merged())).
+    ?assertEqual([[0, 1], [5, 3], [317, 2], [2240, 1]], msgbench_histogram:pairs(Merged)),
+    ?assertEqual([], msgbench_histogram:pairs(msgbench_histogram:new_merged())).

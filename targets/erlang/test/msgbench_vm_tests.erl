@@ -13,7 +13,7 @@ command() ->
     [os:find_executable("erl"), "+P", "4096", "-noshell",
      "-kernel", "logger", "[{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]",
      "-env", "ERL_CRASH_DUMP_SECONDS", "0",
-     "-pa", "ebin", "-s", "msgbench_worker", "main"].
+     "-pa", "ebin", "-s", "msgbench_erlang", "main"].
 
 %% Every stdout line of one worker, and its exit status. stderr (the
 %% worker's log) is dropped by the shell.

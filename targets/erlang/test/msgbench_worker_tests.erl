@@ -1,4 +1,4 @@
-%% The protocol, driven in this VM through msgbench_worker:handle/2: hello,
+%% The protocol, driven in this VM through msgbench_worker:handle/3: hello,
 %% one result of raw facts (or one error), options applied or refused.
 -module(msgbench_worker_tests).
 
@@ -8,7 +8,7 @@
 lines(Input) ->
     Self = self(),
     Ref = make_ref(),
-    ok = msgbench_worker:handle(Input, fun(Line) -> Self ! {Ref, Line}, ok end),
+    ok = msgbench_worker:handle(msgbench_erlang:spec(), Input, fun(Line) -> Self ! {Ref, Line}, ok end),
     Lines = collect(Ref),
     [begin {ok, Decoded} = msgbench_json:decode(iolist_to_binary(msgbench_json:encode(Line))),
            Decoded
@@ -95,7 +95,8 @@ option_of_the_wrong_kind_is_an_internal_error_test() ->
                                   fanin_params(msgbench, [message(1)])))).
 
 unsupported_workload_test() ->
-    ?assertEqual({<<"unsupported">>, <<"workload pingpong is not implemented by the erlang target">>},
+    ?assertEqual({<<"unsupported">>, <<"workload pingpong is not implemented by the erlang target "
+                                  "(implemented: chat, fanin, ring, socket)">>},
                  error_of(request(pingpong, default, #{}, #{}))).
 
 %% The harness writes every request; one it could not have written is a bug.
@@ -181,7 +182,7 @@ chat_result(Options, Params) ->
     [?assert(Count > 0) || [_, Count] <- Latency],
     %% The largest latency is exact, and lies in the last bucket.
     #{<<"latency_max_ns">> := Max} = Measured,
-    ?assertEqual(msgbench_chat_histogram:bucket(Max), lists:last(Buckets)),
+    ?assertEqual(msgbench_histogram:bucket(Max), lists:last(Buckets)),
     {Measured, Verify}.
 
 chat_stress_test() ->
@@ -291,7 +292,7 @@ socket_remote_needs_the_harness_test() ->
 served_lines(Input) ->
     Self = self(),
     Ref = make_ref(),
-    ok = msgbench_worker:serve(Input, fun(Line) -> Self ! {Ref, Line}, ok end,
+    ok = msgbench_worker:serve(msgbench_erlang:spec(), Input, fun(Line) -> Self ! {Ref, Line}, ok end,
                                fun() -> receive never -> eof end end),
     collect(Ref).
 

@@ -5,6 +5,7 @@ on stdout, its own session so leftovers can be found), with MSGBENCH_PEER_COMMAN
 target.toml's serve argv. Tests of a tool that is not installed are skipped.
 """
 
+import ast
 import dataclasses
 import json
 import os
@@ -21,6 +22,7 @@ import pytest
 
 FOLDER = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(FOLDER))
+import params as reference_params  # noqa: E402
 import worker  # noqa: E402
 
 SPEC = FOLDER.parent.parent / "spec" / "workloads" / "socket.json"
@@ -305,3 +307,15 @@ def test_server_exits_with_its_tools_when_stdin_closes(variant, mode):
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
             proc.wait()
+
+
+def test_the_time_limit_is_the_specs_own():
+    """The tools' limits derive from spec/workloads/socket.json's time_limit_s (make build copies it):
+    a change there reaches the worker with no edit here."""
+    spec = json.loads((FOLDER.parent.parent / "spec" / "workloads" / "socket.json").read_text())
+    assert json.loads((FOLDER / "spec" / "socket.json").read_text()) == spec, "run make build: the copy is stale"
+    params = {"total_bytes": 100_000_000, "size": 1000, "sockets": 4}
+    p = worker.Params(mode="flow", data="binary", placement="local", check_content=0, port=0, **params)
+    assert p.time_limit_s == 140.0  # 60 + 1e8 / 1000 * 4 / 1e4 + 1e8 * 4 / 1e7
+    with pytest.raises(worker.Failure, match="is not arithmetic over the params"):
+        reference_params._arithmetic(ast.parse("size if sockets else 1", mode="eval").body, params)

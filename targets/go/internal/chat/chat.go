@@ -420,44 +420,86 @@ func newRand() *rand.Rand {
 // clients' own delivery times.
 const drainPoll = time.Millisecond
 
-// Run does one measurement. The calling goroutine is the coordinator.
+// Run does one measurement. The calling goroutine is the coordinator; each
+// phase is a method of the run's processes (build, awaitReady, atT,
+// collectSent, drain, tally).
 func Run(p Params, opt Options) (Outcome, error) {
 	var out Outcome
+	ps := build(p, opt)
+	if err := ps.awaitReady(); err != nil {
+		return out, ps.fail(err)
+	}
+	out.Setup = time.Since(ps.begin)
+	// Start from a clean heap, as the fanin coordinator does.
+	runtime.GC()
+
+	r := ps.r
+	r.start = r.clock()
+	r.deadline = r.start + int64(p.Duration)
+	close(r.release)
+	if err := ps.atT(&out); err != nil {
+		return out, ps.fail(err)
+	}
+	stoppedAt, err := ps.collectSent(&out)
+	if err != nil {
+		return out, ps.fail(err)
+	}
+	if err := ps.drain(stoppedAt+int64(p.DrainTimeout), out.Sent); err != nil {
+		return out, ps.fail(err)
+	}
+
+	// End the run; after Wait every goroutine's counts are ours to read.
+	close(r.sup.quit)
+	r.sup.wg.Wait()
+	select {
+	case err := <-r.sup.errs: // a crash during the drain
+		return out, err
+	default:
+	}
+	ps.tally(&out)
+	return out, nil
+}
+
+// processes are one run's groups, users and clients, and the session they share.
+type processes struct {
+	r       *session
+	begin   time.Time
+	procs   int
+	groups  []group
+	users   []user
+	clients []client
+}
+
+// build starts every group, its users and their clients, in three slices and
+// one history array, so the run's memory is allocated up front.
+func build(p Params, opt Options) *processes {
 	n := int(p.Users())
 	cpg := p.ClientsPerGroup
-	sup := &supervisor{errs: make(chan error, 1), quit: make(chan struct{})}
-	procs := p.Groups + 2*n
-	r := &session{
+	ps := &processes{
+		begin:   time.Now(),
+		procs:   p.Groups + 2*n,
+		groups:  make([]group, p.Groups),
+		users:   make([]user, n),
+		clients: make([]client, n),
+	}
+	ps.r = &session{
 		p:       p,
 		opt:     opt,
 		base:    time.Now(),
-		ready:   make(chan struct{}, procs),
+		ready:   make(chan struct{}, ps.procs),
 		release: make(chan struct{}),
 		stopped: make(chan int64, n),
-		sup:     sup,
+		sup:     &supervisor{errs: make(chan error, 1), quit: make(chan struct{})},
 	}
-	// fail stops everything after a crash and reports it.
-	fail := func(err error) (Outcome, error) {
-		close(sup.quit)
-		sup.wg.Wait()
-		return out, err
-	}
-
-	// Build: every group, its users and their clients, in three slices and
-	// one history array, so the run's memory is allocated up front.
-	begin := time.Now()
-	sup.wg.Add(procs)
-	groups := make([]group, p.Groups)
-	users := make([]user, n)
-	clients := make([]client, n)
+	ps.r.sup.wg.Add(ps.procs)
 	histories := make([]*message, n*p.History)
-	for g := range groups {
-		grp := &groups[g]
+	for g := range ps.groups {
+		grp := &ps.groups[g]
 		grp.inbox = make(chan *message, opt.GroupCapacity)
 		grp.members = make([]chan<- *message, cpg)
 		for i := range cpg {
 			k := g*cpg + i
-			u, c := &users[k], &clients[k]
+			u, c := &ps.users[k], &ps.clients[k]
 			u.requests = make(chan *message, opt.InboxCapacity)
 			u.inbox = make(chan *message, opt.InboxCapacity)
 			u.group = grp.inbox
@@ -469,91 +511,100 @@ func Run(p Params, opt Options) (Outcome, error) {
 			c.rng = newRand()
 			grp.members[i] = u.inbox
 		}
-		go grp.run(r, g)
+		go grp.run(ps.r, g)
 		for i := range cpg {
 			k := g*cpg + i
-			go users[k].run(r, k)
-			go clients[k].run(r, k)
+			go ps.users[k].run(ps.r, k)
+			go ps.clients[k].run(ps.r, k)
 		}
 	}
-	for range procs {
+	return ps
+}
+
+// fail stops everything after a crash and passes the crash on.
+func (ps *processes) fail(err error) error {
+	close(ps.r.sup.quit)
+	ps.r.sup.wg.Wait()
+	return err
+}
+
+// awaitReady waits until every process has started.
+func (ps *processes) awaitReady() error {
+	for range ps.procs {
 		select {
-		case <-r.ready:
-		case err := <-sup.errs:
-			return fail(err)
+		case <-ps.r.ready:
+		case err := <-ps.r.sup.errs:
+			return err
 		}
 	}
-	out.Setup = time.Since(begin)
-	// Start from a clean heap, as the fanin coordinator does.
-	runtime.GC()
+	return nil
+}
 
-	r.start = r.clock()
-	r.deadline = r.start + int64(p.Duration)
-	close(r.release)
-
-	// At T: the runtime's own view of its memory.
-	atT := time.NewTimer(time.Duration(r.deadline - r.clock()))
+// atT waits for T and takes the runtime's own view of its memory then.
+func (ps *processes) atT(out *Outcome) error {
+	atT := time.NewTimer(time.Duration(ps.r.deadline - ps.r.clock()))
 	select {
 	case <-atT.C:
-	case err := <-sup.errs:
+	case err := <-ps.r.sup.errs:
 		atT.Stop()
-		return fail(err)
+		return err
 	}
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	out.RuntimeMemory = mem.Sys
+	return nil
+}
 
-	// Every client stops sending on its own at T and reports its count.
-	for range n {
+// collectSent waits until every client has stopped sending on its own at T
+// and reported its count; it returns when the last did.
+func (ps *processes) collectSent(out *Outcome) (int64, error) {
+	for range ps.clients {
 		select {
-		case sent := <-r.stopped:
+		case sent := <-ps.r.stopped:
 			out.Sent += sent
-		case err := <-sup.errs:
-			return fail(err)
+		case err := <-ps.r.sup.errs:
+			return 0, err
 		}
 	}
-	stoppedAt := r.clock()
-	out.SendWindow = time.Duration(stoppedAt - r.start)
+	stoppedAt := ps.r.clock()
+	out.SendWindow = time.Duration(stoppedAt - ps.r.start)
+	return stoppedAt, nil
+}
 
-	// The drain: until every message sent was received, or the timeout.
+// drain waits until every message sent was received, or until drainEnd.
+func (ps *processes) drain(drainEnd, sent int64) error {
 	received := func() int64 {
 		var sum int64
-		for k := range clients {
-			sum += clients[k].received.Load()
+		for k := range ps.clients {
+			sum += ps.clients[k].received.Load()
 		}
 		return sum
 	}
-	drainEnd := stoppedAt + int64(p.DrainTimeout)
-	if received() < out.Sent && r.clock() < drainEnd {
-		poll := time.NewTicker(drainPoll)
-		for received() < out.Sent && r.clock() < drainEnd {
-			select {
-			case <-poll.C:
-			case err := <-sup.errs:
-				poll.Stop()
-				return fail(err)
-			}
+	if received() >= sent || ps.r.clock() >= drainEnd {
+		return nil
+	}
+	poll := time.NewTicker(drainPoll)
+	defer poll.Stop()
+	for received() < sent && ps.r.clock() < drainEnd {
+		select {
+		case <-poll.C:
+		case err := <-ps.r.sup.errs:
+			return err
 		}
-		poll.Stop()
 	}
+	return nil
+}
 
-	// End the run; after Wait every goroutine's counts are ours to read.
-	close(sup.quit)
-	sup.wg.Wait()
-	select {
-	case err := <-sup.errs: // a crash during the drain
-		return out, err
-	default:
-	}
-
+// tally adds up every process's counts, once they have all ended.
+func (ps *processes) tally(out *Outcome) {
 	var last int64
-	for g := range groups {
-		if groups[g].started {
+	for g := range ps.groups {
+		if ps.groups[g].started {
 			out.Processes++
 		}
 	}
-	for k := range users {
-		u, c := &users[k], &clients[k]
+	for k := range ps.users {
+		u, c := &ps.users[k], &ps.clients[k]
 		if u.started {
 			out.Users++
 			out.Processes++
@@ -570,6 +621,5 @@ func Run(p Params, opt Options) (Outcome, error) {
 		out.Latency.Merge(&c.latency)
 		last = max(last, c.lastDelivery)
 	}
-	out.Drain = time.Duration(max(last-r.deadline, 0))
-	return out, nil
+	out.Drain = time.Duration(max(last-ps.r.deadline, 0))
 }

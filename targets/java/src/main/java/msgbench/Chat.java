@@ -14,6 +14,11 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import msgbench.kit.Histogram;
+import msgbench.kit.Proc;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
 
 /**
  * The Chut chat-server benchmark of seed 003: G groups of CPG users message each other for T
@@ -342,12 +347,13 @@ final class Chat {
     p.listenerDelayNs = req.longParam("listener_delay_ms") * 1_000_000;
     p.binary = req.stringParam("message").equals("binary");
     p.history = (int) req.longParam("history");
-    p.yield = req.options.path("yield").asBoolean(false);
+    p.yield = req.booleanOption("yield", false);
     p.drainTimeoutNs = Math.round(req.doubleParam("drain_timeout_s") * 1e9);
     return p;
   }
 
-  static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
+  static Wire.Result measure(Request req) throws WorkerError, InterruptedException {
+    Model model = Model.of(req);
     Params p = parse(req);
     long procs = p.groups + 2 * p.users();
     if (model.platform()) {

@@ -1,5 +1,10 @@
 package msgbench;
 
+import msgbench.kit.Histogram;
+import msgbench.kit.Proc;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
+
 /**
  * What the chat clients counted, summed into the result's raw facts and verify counts: one
  * reckoning for the thread-based chat (Chat) and the actor-based one (PekkoChat).

@@ -2,17 +2,20 @@ package msgbench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLongArray;
+import msgbench.kit.Proc;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
 
 /** The parallel send/receive benchmark of seed 000: N senders send to one receiver for a while. */
 final class Fanin {
-  static final Set<String> OPTIONS = Set.of("model", "warmup_iterations", "queue", "capacity");
+  static final Set<String> OPTIONS = Set.of("model", "warmup_iterations");
 
   static final int MESSAGE = 0;
   static final int EXIT_SIGNAL = 1;
@@ -39,7 +42,8 @@ final class Fanin {
   record Outcome(
       long[] sent, long[] received, long sendNs, long receiveNs, long drainNs, long cpuNs) {}
 
-  static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
+  static Wire.Result measure(Request req) throws WorkerError, InterruptedException {
+    Model model = Model.of(req);
     req.onlyOptions(OPTIONS);
     int senders = (int) req.longParam("senders");
     long durationMs = req.longParam("duration_ms");
@@ -76,11 +80,7 @@ final class Fanin {
     if (model == Model.PEKKO) {
       return report(PekkoFanin.run(senders, durationMs, table, limitBytes));
     }
-    int capacity = (int) req.longOption("capacity", CAPACITY);
-    if (capacity < 1) {
-      throw WorkerError.internal("option capacity must be at least 1");
-    }
-    String queueName = req.stringOption("queue", "linked");
+    int capacity = CAPACITY;
     long inFlight = capacity + senders + 1L;
     long worst = inFlight * (largest * 8 + SIGNAL_OVERHEAD) * GARBAGE_HEADROOM;
     if (worst > limitBytes) {
@@ -100,14 +100,7 @@ final class Fanin {
     if (model.platform()) {
       Proc.checkPlatformThreads(senders + 1L);
     }
-    BlockingQueue<Signal> queue =
-        switch (queueName) {
-          case "linked" -> new LinkedBlockingQueue<>(capacity);
-          case "array" -> new ArrayBlockingQueue<>(capacity);
-          default ->
-              throw WorkerError.internal(
-                  "option queue = \"" + queueName + "\" is not one of linked, array");
-        };
+    BlockingQueue<Signal> queue = new LinkedBlockingQueue<>(capacity);
     Outcome out = run(senders, durationMs, table, queue, model.threads("fanin-"));
     return report(out);
   }

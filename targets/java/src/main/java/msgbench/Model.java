@@ -1,6 +1,8 @@
 package msgbench;
 
 import java.util.concurrent.ThreadFactory;
+import msgbench.kit.Request;
+import msgbench.kit.WorkerError;
 
 /**
  * How a variant runs its processes (option model): platform threads, virtual threads (JDK 21+), or
@@ -8,20 +10,14 @@ import java.util.concurrent.ThreadFactory;
  * ThreadFactory differs.
  */
 enum Model {
-  THREADS("threads"),
-  VIRTUAL("virtual"),
-  PEKKO("pekko");
-
-  final String name;
-
-  Model(String name) {
-    this.name = name;
-  }
+  THREADS,
+  VIRTUAL,
+  PEKKO;
 
   static Model of(Request req) throws WorkerError {
     String name = req.stringOption("model", "threads");
     for (Model m : values()) {
-      if (m.name.equals(name)) {
+      if (m.name().toLowerCase(java.util.Locale.ROOT).equals(name)) {
         return m;
       }
     }

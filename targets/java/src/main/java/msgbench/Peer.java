@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
 
 /**
  * The socket workload's server half as the worker sees it: a process it starts and talks to by JSON

@@ -4,15 +4,21 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import msgbench.Ring.Collect;
+import msgbench.Ring.Msg;
+import msgbench.Ring.Root;
+import msgbench.Ring.Token;
+import msgbench.kit.Proc;
+import msgbench.kit.WorkerError;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * The ring with Apache Pekko typed actors: the root is the actor system's guardian, each link an
- * actor that spawns the next (so the ring is also a supervision chain n deep, as the seed's links
- * are each other's spawners). Messages are immutable records told to an ActorRef.
+ * The ring with Apache Pekko typed actors, on Ring's model (its messages, Root, the report): the
+ * root is the actor system's guardian, each link an actor that spawns the next (so the ring is also
+ * a supervision chain n deep, as the seed's links are each other's spawners).
  */
 final class PekkoRing {
   private PekkoRing() {}
@@ -23,13 +29,8 @@ final class PekkoRing {
    */
   static final long BYTES_PER_LINK = 64 << 10;
 
-  sealed interface Msg permits Connect, Token, Collect {}
-
+  /** The seed's {connect, Link} between actors. */
   record Connect(ActorRef<Msg> link, long links) implements Msg {}
-
-  record Token(long laps, String payload) implements Msg {}
-
-  record Collect(long hops) implements Msg {}
 
   /** Pekko's defaults, its logging kept to warnings on stderr (stdout is the protocol's). */
   static Config config() {
@@ -42,8 +43,20 @@ final class PekkoRing {
         .withFallback(ConfigFactory.load());
   }
 
-  static Ring.Outcome run(long n, long m, String payload) throws WorkerError, InterruptedException {
-    CompletableFuture<Ring.Outcome> done = new CompletableFuture<>();
+  static Root run(long n, long m, String payload) throws WorkerError, InterruptedException {
+    long available = Proc.availableBytes();
+    if (available > 0 && n > available / BYTES_PER_LINK) {
+      throw WorkerError.resource(
+          n
+              + " pekko links need about "
+              + (n * BYTES_PER_LINK >> 20)
+              + " MiB at "
+              + BYTES_PER_LINK
+              + " bytes each (a supervision chain n deep), more than the "
+              + (available >> 20)
+              + " MiB available");
+    }
+    CompletableFuture<Root> done = new CompletableFuture<>();
     ActorSystem<Msg> system = ActorSystem.create(root(n, m, payload, done), "ring", config());
     try {
       return done.get();
@@ -55,61 +68,40 @@ final class PekkoRing {
   }
 
   /** The seed's start/2 and lapCounter/1: the guardian builds the ring and counts the laps. */
-  static Behavior<Msg> root(long n, long m, String payload, CompletableFuture<Ring.Outcome> done) {
+  static Behavior<Msg> root(long n, long m, String payload, CompletableFuture<Root> done) {
     return Behaviors.setup(
         ctx -> {
-          long wall0 = Proc.now();
-          long cpu0 = Proc.cpuNs();
+          Root root = new Root();
           ctx.spawnAnonymous(link(n - 1, ctx.getSelf(), ctx.getSelf()));
-          long[] t = new long[8]; // wall1, cpu1, wall2, cpu2, sends, laps, links
-          ActorRef<Msg>[] next = newRefs();
           return Behaviors.receive(Msg.class)
               .onMessage(
                   Connect.class,
                   c -> {
-                    t[0] = Proc.now();
-                    t[1] = Proc.cpuNs();
-                    t[6] = c.links + 1;
-                    next[0] = c.link;
-                    c.link.tell(new Token(m, payload));
-                    t[4] = 1;
-                    return Behaviors.same();
-                  })
-              .onMessage(
-                  Token.class,
-                  tok -> {
-                    t[5]++;
-                    if (tok.laps == 1) {
-                      t[2] = Proc.now();
-                      t[3] = Proc.cpuNs();
-                      next[0].tell(new Collect(0));
-                    } else {
-                      next[0].tell(new Token(tok.laps - 1, tok.payload));
-                      t[4]++;
-                    }
-                    return Behaviors.same();
-                  })
-              .onMessage(
-                  Collect.class,
-                  col -> {
-                    done.complete(
-                        new Ring.Outcome(
-                            t[0] - wall0,
-                            t[1] - cpu0,
-                            t[2] - t[0],
-                            t[3] - t[1],
-                            t[4] + col.hops,
-                            t[5],
-                            t[6]));
-                    return Behaviors.same();
+                    c.link.tell(root.joined(c.links, m, payload));
+                    return counting(root, c.link, done);
                   })
               .build();
         });
   }
 
-  @SuppressWarnings("unchecked")
-  static ActorRef<Msg>[] newRefs() {
-    return (ActorRef<Msg>[]) new ActorRef<?>[1];
+  /** The root once the ring stands: laps until the last, then Collect, then the outcome. */
+  static Behavior<Msg> counting(Root root, ActorRef<Msg> next, CompletableFuture<Root> done) {
+    return Behaviors.receive(Msg.class)
+        .onMessage(
+            Token.class,
+            tok -> {
+              Token again = root.lap(tok);
+              next.tell(again != null ? again : new Collect(0));
+              return Behaviors.same();
+            })
+        .onMessage(
+            Collect.class,
+            col -> {
+              root.hops = col.hops();
+              done.complete(root);
+              return Behaviors.same();
+            })
+        .build();
   }
 
   /** The seed's newLink: spawn the rest of the chain, wait for connect, then pass messages on. */
@@ -150,7 +142,7 @@ final class PekkoRing {
         .onMessage(
             Collect.class,
             col -> {
-              next.tell(new Collect(col.hops + hops[0]));
+              next.tell(new Collect(col.hops() + hops[0]));
               return Behaviors.same();
             })
         .build();

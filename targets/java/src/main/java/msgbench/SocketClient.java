@@ -13,6 +13,10 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicReference;
+import msgbench.kit.Proc;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
 
 /**
  * The socket workload (seed 002): echo round trips and flow bandwidth over TCP between this worker
@@ -100,7 +104,7 @@ final class SocketClient {
 
   private SocketClient() {}
 
-  static Wire.Result measure(Request req, Model model) throws WorkerError, InterruptedException {
+  static Wire.Result measure(Request req) throws WorkerError, InterruptedException {
     SocketParams p = new SocketParams(req);
     long messages = p.messages();
     long fixed = (long) SocketParams.frameCount(p.size, messages) * (SocketParams.HEADER + p.size);

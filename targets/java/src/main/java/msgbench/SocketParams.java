@@ -1,6 +1,9 @@
 package msgbench;
 
 import java.util.Set;
+import msgbench.kit.Proc;
+import msgbench.kit.Request;
+import msgbench.kit.WorkerError;
 
 /** The socket parameters (spec/workloads/socket.json) and the frames both ends agree on. */
 final class SocketParams {

@@ -18,6 +18,9 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
 
 /**
  * The socket workload's server half (target.toml serve, spec/README.md "Peers"): reads the worker's

@@ -20,6 +20,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
 import org.java_websocket.WebSocketAdapter;
 import org.java_websocket.WebSocketImpl;
 import org.java_websocket.WebSocketServerFactory;
@@ -298,7 +300,7 @@ final class ChatServerTests {
     Wire out = new Wire(new PrintStream(bytes, true, StandardCharsets.UTF_8));
     Request req =
         Tests.request("chat", "{\"model\":\"virtual\"}", ChatTests.params(1.3, 0, 0, "text"));
-    Wire.Result r = Main.serveSampled(req, out);
+    Wire.Result r = Tests.serveSampled(req, out);
     Tests.check(r.verify.get("received") > 0, "the chat ran: " + r.verify);
     List<JsonNode> samples = new ArrayList<>();
     for (String line : bytes.toString(StandardCharsets.UTF_8).split("\n")) {
@@ -323,7 +325,7 @@ final class ChatServerTests {
     Tests.check(last >= 1300, "the last sample comes after the run: " + samples);
 
     bytes.reset();
-    Main.serveSampled(Tests.request("ring", "{}", "{\"n\":10,\"m\":2,\"payload\":\"BOO!\"}"), out);
+    Tests.serveSampled(Tests.request("ring", "{}", "{\"n\":10,\"m\":2,\"payload\":\"BOO!\"}"), out);
     Tests.equal(bytes.size(), 0, "ring writes no samples");
   }
 }

@@ -4,6 +4,9 @@ import static msgbench.Tests.check;
 import static msgbench.Tests.equal;
 import static msgbench.Tests.request;
 
+import msgbench.kit.Histogram;
+import msgbench.kit.Wire;
+
 final class ChatTests {
   private ChatTests() {}
 
@@ -66,7 +69,7 @@ final class ChatTests {
           new String[] {
             params(0.2, 0, 0, "text"), params(0.2, 0, 1, "binary"), params(0.3, 50, 0, "text")
           }) {
-        Wire.Result r = Main.serve(request("chat", "{\"model\":\"" + model + "\"}", p));
+        Wire.Result r = Tests.serve(request("chat", "{\"model\":\"" + model + "\"}", p));
         String what = model + " " + p;
         long sent = r.verify.get("sent");
         check(sent > 0, what + " sent");
@@ -86,14 +89,14 @@ final class ChatTests {
 
   static void testVirtualYield() throws Exception {
     Wire.Result r =
-        Main.serve(
+        Tests.serve(
             request("chat", "{\"model\":\"virtual\",\"yield\":true}", params(0.2, 0, 0, "text")));
     check(r.verify.get("sent") > 0, "sent");
     equal(r.verify.get("received"), r.verify.get("sent"), "received");
   }
 
   static void testRealisticSendsOncePerThinkTime() throws Exception {
-    Wire.Result r = Main.serve(request("chat", "{}", params(0.5, 100, 0, "text")));
+    Wire.Result r = Tests.serve(request("chat", "{}", params(0.5, 100, 0, "text")));
     long sent = r.verify.get("sent");
     check(sent >= 12 * 4 && sent <= 12 * 5, "sent " + sent + " of 12 users x 0.5 s / 100 ms");
   }

@@ -5,6 +5,9 @@ import static msgbench.Tests.equal;
 import static msgbench.Tests.expectError;
 import static msgbench.Tests.request;
 
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
+
 final class FaninTests {
   private FaninTests() {}
 
@@ -22,22 +25,16 @@ final class FaninTests {
     String mix =
         "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"message\",\"size\":100}]";
     for (String model : new String[] {"threads", "virtual"}) {
-      for (String queue : new String[] {"linked", "array"}) {
-        Wire.Result r =
-            Main.serve(
-                request(
-                    "fanin",
-                    "{\"model\":\"" + model + "\",\"queue\":\"" + queue + "\"}",
-                    params(3, mix, 8192)));
-        long sent = r.verify.get("sent_message");
-        check(sent > 0, "sent");
-        equal(r.verify.get("received_message"), sent, model + " received");
-        equal(r.verify.get("receiver_alive"), 1L, "alive");
-        long send = (Long) r.measured.get("send_ns");
-        long receive = (Long) r.measured.get("receive_ns");
-        check(send >= 50_000_000L && receive >= send, "times " + r.measured);
-        equal(r.measured.get("drain_ns"), receive - send, "drain");
-      }
+      Wire.Result r =
+          Tests.serve(request("fanin", "{\"model\":\"" + model + "\"}", params(3, mix, 8192)));
+      long sent = r.verify.get("sent_message");
+      check(sent > 0, "sent");
+      equal(r.verify.get("received_message"), sent, model + " received");
+      equal(r.verify.get("receiver_alive"), 1L, "alive");
+      long send = (Long) r.measured.get("send_ns");
+      long receive = (Long) r.measured.get("receive_ns");
+      check(send >= 50_000_000L && receive >= send, "times " + r.measured);
+      equal(r.measured.get("drain_ns"), receive - send, "drain");
     }
   }
 
@@ -46,7 +43,7 @@ final class FaninTests {
         WorkerError.UNSUPPORTED,
         "exit signals are an Erlang notion",
         () ->
-            Main.serve(
+            Tests.serve(
                 request(
                     "fanin",
                     "{}",
@@ -59,7 +56,7 @@ final class FaninTests {
   static void testPekko() throws Exception {
     String mix =
         "[{\"percent\":50,\"kind\":\"message\",\"size\":1},{\"percent\":50,\"kind\":\"message\",\"size\":10}]";
-    Wire.Result r = Main.serve(request("fanin", "{\"model\":\"pekko\"}", params(3, mix, 8192)));
+    Wire.Result r = Tests.serve(request("fanin", "{\"model\":\"pekko\"}", params(3, mix, 8192)));
     long sent = r.verify.get("sent_message");
     check(sent > 0, "sent");
     equal(r.verify.get("received_message"), sent, "received");
@@ -70,7 +67,7 @@ final class FaninTests {
         WorkerError.RESOURCE,
         "more than memory_limit_mb = 64",
         () ->
-            Main.serve(
+            Tests.serve(
                 request(
                     "fanin",
                     "{}",

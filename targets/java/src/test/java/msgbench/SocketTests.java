@@ -5,6 +5,9 @@ import static msgbench.Tests.equal;
 import static msgbench.Tests.expectError;
 import static msgbench.Tests.request;
 
+import msgbench.kit.Wire;
+import msgbench.kit.WorkerError;
+
 /** The socket workload end to end: the worker starts this JVM's classes as its server half. */
 final class SocketTests {
   private SocketTests() {}
@@ -27,7 +30,7 @@ final class SocketTests {
         for (int[] st :
             new int[][] {{100, 10000, 1}, {7, 100, 3}, {5000, 9999, 2}, {300000, 300000, 1}}) {
           Wire.Result r =
-              Main.serve(
+              Tests.serve(
                   request(
                       "socket",
                       "{\"model\":\"" + model + "\"}",
@@ -64,7 +67,7 @@ final class SocketTests {
         WorkerError.UNSUPPORTED,
         "data = \"list\" is an Erlang notion",
         () ->
-            Main.serve(
+            Tests.serve(
                 request(
                     "socket", "{}", params("echo", 10, 100, 1).replace("\"binary\"", "\"list\""))));
   }
@@ -76,7 +79,7 @@ final class SocketTests {
           WorkerError.RESOURCE,
           "port " + port + " is in use",
           () ->
-              Main.serve(
+              Tests.serve(
                   request(
                       "socket",
                       "{}",

@@ -4,6 +4,10 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
+import msgbench.kit.Request;
+import msgbench.kit.Wire;
+import msgbench.kit.Worker;
+import msgbench.kit.WorkerError;
 
 /**
  * The java target's unit tests: every static method named test* of the classes below, in one JVM.
@@ -33,6 +37,16 @@ public final class Tests {
             + ",\"params\":"
             + params
             + ",\"repetition\":1,\"warmup\":false}");
+  }
+
+  /** Runs req as the worker would, without the protocol lines. */
+  static Wire.Result serve(Request req) throws WorkerError, InterruptedException {
+    return Worker.measure(Main.TARGET, Main.WORKLOADS, req);
+  }
+
+  /** As serve, with the sample lines (of the workloads Main samples) on out. */
+  static Wire.Result serveSampled(Request req, Wire out) throws WorkerError, InterruptedException {
+    return Worker.serve(Main.TARGET, Main.WORKLOADS, Main.SAMPLED, req, out);
   }
 
   static void expectError(String kind, String part, ThrowingRunnable r) throws Exception {

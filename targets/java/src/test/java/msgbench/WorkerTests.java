@@ -5,6 +5,10 @@ import static msgbench.Tests.equal;
 import static msgbench.Tests.expectError;
 import static msgbench.Tests.request;
 
+import msgbench.kit.Proc;
+import msgbench.kit.Request;
+import msgbench.kit.WorkerError;
+
 final class WorkerTests {
   private WorkerTests() {}
 
@@ -12,7 +16,7 @@ final class WorkerTests {
     expectError(
         WorkerError.UNSUPPORTED,
         "workload \"nope\" is not implemented by java",
-        () -> Main.serve(request("nope", "{}", "{}")));
+        () -> Tests.serve(request("nope", "{}", "{}")));
   }
 
   static void testUnknownOptionIsNamed() throws Exception {
@@ -20,13 +24,13 @@ final class WorkerTests {
         WorkerError.INTERNAL,
         "unknown option no_such_option",
         () ->
-            Main.serve(
+            Tests.serve(
                 request("ring", "{\"no_such_option\":1}", "{\"n\":3,\"m\":1,\"payload\":\"x\"}")));
     expectError(
         WorkerError.INTERNAL,
         "option model = \"green\"",
         () ->
-            Main.serve(
+            Tests.serve(
                 request("ring", "{\"model\":\"green\"}", "{\"n\":3,\"m\":1,\"payload\":\"x\"}")));
   }
 

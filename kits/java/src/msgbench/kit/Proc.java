@@ -1,4 +1,4 @@
-package msgbench;
+package msgbench.kit;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -7,29 +7,29 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** What the worker measures about its own process: clocks, CPU, memory, limits. */
-final class Proc {
+public final class Proc {
   private static final com.sun.management.OperatingSystemMXBean OS =
       (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
   private Proc() {}
 
   /** Monotonic clock, ns. */
-  static long now() {
+  public static long now() {
     return System.nanoTime();
   }
 
   /** CPU time of the whole process (every thread, user and system), ns. */
-  static long cpuNs() {
+  public static long cpuNs() {
     return OS.getProcessCpuTime();
   }
 
   /** Peak resident set size (VmHWM), bytes. */
-  static long peakRssBytes() throws WorkerError {
+  public static long peakRssBytes() throws WorkerError {
     return statusKiB("VmHWM:", Path.of("/proc/self/status")) * 1024;
   }
 
   /** MemAvailable, bytes; -1 when /proc/meminfo cannot tell. */
-  static long availableBytes() {
+  public static long availableBytes() {
     try {
       return statusKiB("MemAvailable:", Path.of("/proc/meminfo")) * 1024;
     } catch (WorkerError e) {
@@ -38,7 +38,7 @@ final class Proc {
   }
 
   /** The JVM's own view of its memory: heap and non-heap committed, bytes. */
-  static long runtimeMemoryBytes() {
+  public static long runtimeMemoryBytes() {
     MemoryMXBean m = ManagementFactory.getMemoryMXBean();
     return m.getHeapMemoryUsage().getCommitted() + m.getNonHeapMemoryUsage().getCommitted();
   }
@@ -56,7 +56,7 @@ final class Proc {
     throw WorkerError.internal(file + " has no " + key);
   }
 
-  static long readLong(String file, long fallback) {
+  public static long readLong(String file, long fallback) {
     try {
       return Long.parseLong(Files.readAllLines(Path.of(file)).get(0).trim());
     } catch (IOException | RuntimeException e) {
@@ -68,12 +68,12 @@ final class Proc {
    * Platform threads: each is a kernel thread (kernel.threads-max) with a stack mapped apart (a few
    * memory maps each, vm.max_map_count). Refuses a run that needs more than both allow.
    */
-  static void checkPlatformThreads(long threads) throws WorkerError {
+  public static void checkPlatformThreads(long threads) throws WorkerError {
     checkPlatformThreads(threads, PLATFORM_THREAD_BYTES);
   }
 
   /** As above, for threads that weigh bytesPerThread each (measured per workload). */
-  static void checkPlatformThreads(long threads, long bytesPerThread) throws WorkerError {
+  public static void checkPlatformThreads(long threads, long bytesPerThread) throws WorkerError {
     long threadsMax = readLong("/proc/sys/kernel/threads-max", Long.MAX_VALUE);
     long maps = readLong("/proc/sys/vm/max_map_count", Long.MAX_VALUE);
     long byMaps =
@@ -110,13 +110,13 @@ final class Proc {
    * Memory maps a platform thread takes: its stack, the guard pages split off it, the malloc arena
    * share.
    */
-  static final long MAPS_PER_THREAD = 2;
+  public static final long MAPS_PER_THREAD = 2;
 
   /** Maps the JVM itself needs (heap, code cache, libraries, metaspace). */
-  static final long MAPS_RESERVED = 5000;
+  public static final long MAPS_RESERVED = 5000;
 
-  static final long THREADS_RESERVED = 1000;
+  public static final long THREADS_RESERVED = 1000;
 
   /** Measured peak RSS per platform thread of a large ring (README.md, "Limits"), rounded up. */
-  static final long PLATFORM_THREAD_BYTES = 64 << 10;
+  public static final long PLATFORM_THREAD_BYTES = 64 << 10;
 }

@@ -1,16 +1,16 @@
-package msgbench;
+package msgbench.kit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
 import java.util.Set;
 
 /** The one request line (spec/request.schema.json): the harness checked every parameter. */
-final class Request {
-  final String workload;
-  final String variant;
-  final JsonNode options;
-  final JsonNode params;
-  final String line;
+public final class Request {
+  public final String workload;
+  public final String variant;
+  public final JsonNode options;
+  public final JsonNode params;
+  public final String line;
 
   private Request(JsonNode node, String line) {
     this.workload = node.path("workload").asText("");
@@ -20,11 +20,11 @@ final class Request {
     this.line = line;
   }
 
-  static Request parse(String line) throws WorkerError {
+  public static Request parse(String line) throws WorkerError {
     return new Request(Wire.parse(line), line);
   }
 
-  long longParam(String name) throws WorkerError {
+  public long longParam(String name) throws WorkerError {
     JsonNode v = params.get(name);
     if (v == null || !v.isNumber()) {
       throw WorkerError.internal("params." + name + " is missing or not a number");
@@ -32,7 +32,7 @@ final class Request {
     return v.asLong();
   }
 
-  double doubleParam(String name) throws WorkerError {
+  public double doubleParam(String name) throws WorkerError {
     JsonNode v = params.get(name);
     if (v == null || !v.isNumber()) {
       throw WorkerError.internal("params." + name + " is missing or not a number");
@@ -40,7 +40,7 @@ final class Request {
     return v.asDouble();
   }
 
-  String stringParam(String name) throws WorkerError {
+  public String stringParam(String name) throws WorkerError {
     JsonNode v = params.get(name);
     if (v == null || !v.isTextual()) {
       throw WorkerError.internal("params." + name + " is missing or not a string");
@@ -52,23 +52,21 @@ final class Request {
    * Fails naming the first option key that is not in known: an ignored option would measure
    * something else.
    */
-  void onlyOptions(Set<String> known) throws WorkerError {
+  public void onlyOptions(Set<String> known) throws WorkerError {
     for (Iterator<String> it = options.fieldNames(); it.hasNext(); ) {
       String key = it.next();
       if (!known.contains(key)) {
         throw WorkerError.internal(
             "unknown option "
                 + key
-                + " (this worker knows "
-                + new java.util.TreeSet<>(known)
-                + " for workload "
-                + workload
+                + " (known here: "
+                + String.join(", ", new java.util.TreeSet<>(known))
                 + ")");
       }
     }
   }
 
-  String stringOption(String name, String fallback) throws WorkerError {
+  public String stringOption(String name, String fallback) throws WorkerError {
     JsonNode v = options.get(name);
     if (v == null) {
       return fallback;
@@ -79,12 +77,23 @@ final class Request {
     return v.asText();
   }
 
-  long longOption(String name, long fallback) throws WorkerError {
+  public boolean booleanOption(String name, boolean fallback) throws WorkerError {
     JsonNode v = options.get(name);
     if (v == null) {
       return fallback;
     }
-    if (!v.canConvertToLong() || v.asLong() < 0) {
+    if (!v.isBoolean()) {
+      throw WorkerError.internal("option " + name + " must be true or false, not " + v);
+    }
+    return v.asBoolean();
+  }
+
+  public long longOption(String name, long fallback) throws WorkerError {
+    JsonNode v = options.get(name);
+    if (v == null) {
+      return fallback;
+    }
+    if (!v.canConvertToExactIntegral() || !v.canConvertToLong() || v.asLong() < 0) {
       throw WorkerError.internal("option " + name + " must be a whole number >= 0, not " + v);
     }
     return v.asLong();

@@ -1,25 +1,26 @@
-%% The worker: one measurement per VM, driven by the msgbench protocol
-%% (spec/README.md). Started as
+%% The worker protocol of every Erlang worker (spec/README.md), one
+%% measurement per VM. A target's entry module names its workloads and its
+%% options reader in a spec() and calls main/1 (worker) or serve/1 (the
+%% socket workload's server half), e.g. targets/erlang's msgbench_erlang:
 %%
-%%   erl +P <limit> [variant args] -noshell -pa ebin -s msgbench_worker main
+%%   erl +P <limit> [variant args] -noshell -pa ebin -s msgbench_erlang main
 %%
-%% it reads one JSON request from stdin, writes JSON lines to stdout
+%% main/1 reads one JSON request from stdin, writes JSON lines to stdout
 %% (hello, then a result or an error) and halts with status 0. It dispatches
 %% on the workload alone: the variant is only echoed in hello, and what the
-%% variant means to the worker comes in the request's options
-%% (msgbench_options). A result carries raw facts (`measured`, `verify`,
-%% `histograms`); the harness derives every metric. Nothing else
-%% may reach stdout: logs go to standard_error, and target.toml points the
-%% logger's default handler at standard_error too.
+%% variant means to the worker comes in the request's options (the spec's
+%% options module). A result carries raw facts (`measured`, `verify`,
+%% `histograms`); the harness derives every metric. Nothing else may reach
+%% stdout: logs go to standard_error, and the target points the logger's
+%% default handler at standard_error too.
 %%
-%% The server half of the socket workload is the same code started with
-%% `-s msgbench_worker serve` (target.toml's serve): it reads the worker's
-%% request from stdin and prints the server's lines (spec/README.md, "Peers").
+%% serve/1 reads the worker's request from stdin and prints the server's
+%% lines (spec/README.md, "Peers").
 -module(msgbench_worker).
 
--export([main/0, handle/2, serve/0, serve/3]).
+-export([main/1, handle/3, serve/1, serve/4]).
 
--export_type([error_kind/0, request/0]).
+-export_type([error_kind/0, request/0, spec/0]).
 
 -type error_kind() :: unsupported | resource | internal.
 
@@ -27,37 +28,37 @@
 %% options, params (binary keys), repetition, warmup.
 -type request() :: #{binary() => term()}.
 
--define(TARGET, <<"erlang">>).
+%% A worker: its target's name (hello), its workloads and the module of
+%% each, the module whose read/1 turns the request's options into what the
+%% workloads take (or {error, Message}), and the workloads that write sample
+%% lines while they run. A workload module exports configure/2 (the request,
+%% with its params, and the options read from it, to a config or an error),
+%% measure/1 (the config to {ok, #{measured, verify[, histograms]}} or an
+%% error) and, for a workload with a server half, serve/3.
+-type spec() :: #{target := binary(),
+                  workloads := #{binary() => module()},
+                  options := module(),
+                  sampled := [binary()]}.
+
 -define(UNKNOWN_VARIANT, <<"unknown">>).
 -define(SAMPLE_INTERVAL_MS, 1000).
 
-%% Workloads this worker implements, and the module for each. A module
-%% exports configure/2 (the request, with its params, and the options read
-%% from it, to a config or an error),
-%% measure/1 (the config to {ok, #{measured, verify[, histograms]}} or an
-%% error) and, for a workload with a server half, serve/3.
-workload_module(<<"ring">>) -> {ok, msgbench_ring_workload};
-workload_module(<<"fanin">>) -> {ok, msgbench_fanin_workload};
-workload_module(<<"chat">>) -> {ok, msgbench_chat_workload};
-workload_module(<<"socket">>) -> {ok, msgbench_socket_workload};
-workload_module(_) -> error.
-
--spec main() -> no_return().
-main() ->
+-spec main(spec()) -> no_return().
+main(Spec) ->
     ok = io:setopts(standard_io, [binary, {encoding, unicode}]),
-    handle(io:get_line(""), fun emit/1),
+    handle(Spec, io:get_line(""), fun emit/1),
     erlang:halt(0).
 
 %% From what stdin gave to the lines to print: hello as soon as the variant
 %% is known, then one result or error. Exported so that the tests can drive
 %% it without starting a VM.
--spec handle(binary() | string() | eof | {error, term()}, fun((map()) -> ok)) -> ok.
-handle(Input, Emit) ->
+-spec handle(spec(), binary() | string() | eof | {error, term()}, fun((map()) -> ok)) -> ok.
+handle(Spec, Input, Emit) ->
     {VariantName, Request} = read_request(Input),
-    Emit(hello(VariantName)),
+    Emit(hello(Spec, VariantName)),
     Final = try
                 case Request of
-                    {ok, Workload, Decoded} -> run(Workload, VariantName, Decoded, Emit);
+                    {ok, Workload, Decoded} -> run(Spec, Workload, VariantName, Decoded, Emit);
                     {error, Kind, Message} -> error_line(Kind, Message)
                 end
             catch
@@ -70,19 +71,20 @@ handle(Input, Emit) ->
 %% The server half: one request line, then listening, served (or an
 %% error) and halt(0). It stops when its stdin closes (the worker is gone),
 %% which a process of its own watches.
--spec serve() -> no_return().
-serve() ->
+-spec serve(spec()) -> no_return().
+serve(Spec) ->
     ok = io:setopts(standard_io, [binary, {encoding, unicode}]),
-    serve(io:get_line(""), fun emit/1, fun watch_stdin/0),
+    serve(Spec, io:get_line(""), fun emit/1, fun watch_stdin/0),
     erlang:halt(0).
 
 %% From the request line to the server's lines. Exported for the tests.
--spec serve(binary() | string() | eof | {error, term()}, fun((map()) -> ok), fun(() -> term())) -> ok.
-serve(Input, Emit, WatchStdin) ->
+-spec serve(spec(), binary() | string() | eof | {error, term()}, fun((map()) -> ok),
+            fun(() -> term())) -> ok.
+serve(Spec, Input, Emit, WatchStdin) ->
     Outcome = try
                   case read_request(Input) of
                       {VariantName, {ok, Workload, Request}} ->
-                          serve(Workload, VariantName, Request, Emit, WatchStdin);
+                          serve(Spec, Workload, VariantName, Request, Emit, WatchStdin);
                       {_VariantName, {error, _Kind, _Message} = Error} ->
                           Error
                   end
@@ -96,8 +98,8 @@ serve(Input, Emit, WatchStdin) ->
         {error, Kind, Message} -> Emit(error_line(Kind, Message))
     end.
 
-serve(Workload, VariantName, Request, Emit, WatchStdin) ->
-    case prepare(Workload, Request) of
+serve(Spec, Workload, VariantName, Request, Emit, WatchStdin) ->
+    case prepare(Spec, Workload, Request) of
         {ok, Module, Config} ->
             case erlang:function_exported(Module, serve, 3) of
                 true ->
@@ -140,11 +142,16 @@ read_request(Line) ->
              {error, internal, io_lib:format("the request is not valid JSON: ~0p", [Reason])}}
     end.
 
-run(Workload, VariantName, Request, Emit) ->
-    case prepare(Workload, Request) of
+run(#{sampled := Sampled} = Spec, Workload, VariantName, Request, Emit) ->
+    case prepare(Spec, Workload, Request) of
         {ok, Module, Config} ->
             log("~ts/~ts ~ts", [Workload, VariantName, msgbench_json:encode(Request)]),
-            case sampled(Workload, Emit, fun() -> measure(Module, Config) end) of
+            Measure = fun() -> measure(Module, Config) end,
+            Outcome = case lists:member(Workload, Sampled) of
+                          true -> sampled(Emit, Measure);
+                          false -> Measure()
+                      end,
+            case Outcome of
                 {ok, Result} -> Result#{type => result};
                 {error, Kind, Message} -> error_line(Kind, Message)
             end;
@@ -152,26 +159,26 @@ run(Workload, VariantName, Request, Emit) ->
             error_line(Kind, Message)
     end.
 
-%% Chat runs for seconds to hours, and how the VM's memory moves over such a
-%% run is part of its answer (seed 003's erlang-statistics charts): the
-%% sampler emits the VM's view about once a second beside the measurement.
-%% The other workloads last milliseconds; their samples would say nothing.
-sampled(<<"chat">>, Emit, Measure) ->
+%% A long workload (chat: seconds to hours) has how the VM's memory moves
+%% over its run as part of its answer (seed 003's erlang-statistics charts):
+%% the sampler emits the VM's view about once a second beside the
+%% measurement. Short workloads' samples would say nothing.
+sampled(Emit, Measure) ->
     Sampler = msgbench_sampler:start(Emit, ?SAMPLE_INTERVAL_MS),
-    try Measure() after msgbench_sampler:stop(Sampler) end;
-sampled(_Workload, _Emit, Measure) ->
-    Measure().
+    try Measure() after msgbench_sampler:stop(Sampler) end.
 
 %% The workload's module and its config, from the request's options and
 %% params. The params are the harness's, checked against the spec: no range
 %% is checked again here. options is always there (possibly {}); a request
 %% typed by hand may leave it out.
-prepare(Workload, Request) ->
-    case workload_module(Workload) of
+prepare(#{target := Target, workloads := Workloads, options := OptionsModule}, Workload, Request) ->
+    case maps:find(Workload, Workloads) of
         error ->
-            {error, unsupported, ["workload ", Workload, " is not implemented by the erlang target"]};
+            {error, unsupported, ["workload ", Workload, " is not implemented by the ", Target,
+                                  " target (implemented: ",
+                                  lists:join(", ", lists:sort(maps:keys(Workloads))), ")"]};
         {ok, Module} ->
-            case msgbench_options:read(maps:get(<<"options">>, Request, #{})) of
+            case OptionsModule:read(maps:get(<<"options">>, Request, #{})) of
                 {ok, Options} ->
                     {module, Module} = code:ensure_loaded(Module),
                     case Module:configure(Request, Options) of
@@ -196,8 +203,8 @@ measure(Module, Config) ->
             {error, internal, io_lib:format("the measurement crashed: ~0P", [Reason, 30])}
     end.
 
-hello(VariantName) ->
-    #{type => hello, target => ?TARGET, runtime_version => runtime_version(),
+hello(#{target := Target}, VariantName) ->
+    #{type => hello, target => Target, runtime_version => runtime_version(),
       variant => VariantName}.
 
 error_line(Kind, Message) ->

@@ -1,4 +1,4 @@
-%% The chat workload's latency histogram, in the harness's layout
+%% A latency histogram (the chat workload's), in the harness's layout
 %% (msgbench/histogram.py; spec/README.md): log-linear, values in ns, exact
 %% below 128, then 64 buckets per power of two. For v >= 128:
 %% shift = bit_length(v) - 7, bucket = shift * 64 + (v bsr shift). The
@@ -15,7 +15,7 @@
 %% After the drain every client adds its buckets into one shared counters
 %% array (merge/1), in parallel; the coordinator reads it out as the sparse
 %% [[bucket, count], ...] list the result carries (pairs/1).
--module(msgbench_chat_histogram).
+-module(msgbench_histogram).
 
 -export([record/1, samples/0, new_merged/0, merge/1, bucket/1, pairs/1]).
 

@@ -1,4 +1,4 @@
-package msgbench;
+package msgbench.kit;
 
 import java.io.IOException;
 import java.lang.management.GarbageCollectorMXBean;
@@ -16,11 +16,11 @@ import java.util.Map;
  * beans: heap and non-heap, GC counts and time (all collectors), live platform threads. Each call
  * reads a few beans and one small file: cheap enough for once a second.
  */
-final class RuntimeView {
+public final class RuntimeView {
   private RuntimeView() {}
 
   /** VmRSS and VmHWM in bytes, read together so that the peak is never below the current. */
-  static long[] rssAndPeakBytes() {
+  public static long[] rssAndPeakBytes() {
     long rss = 0;
     long peak = 0;
     try {
@@ -42,7 +42,7 @@ final class RuntimeView {
   }
 
   /** The JVM's memory, GC and thread counts; names carry their unit. */
-  static Map<String, Long> jvm() {
+  public static Map<String, Long> jvm() {
     Map<String, Long> view = new LinkedHashMap<>();
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     MemoryUsage heap = memory.getHeapMemoryUsage();
@@ -65,7 +65,7 @@ final class RuntimeView {
   }
 
   /** One sample: RSS, peak RSS, CPU and the JVM's view. */
-  static Map<String, Long> sample() {
+  public static Map<String, Long> sample() {
     Map<String, Long> values = new LinkedHashMap<>();
     long[] rss = rssAndPeakBytes();
     values.put("rss_bytes", rss[0]);

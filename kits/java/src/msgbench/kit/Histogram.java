@@ -1,4 +1,4 @@
-package msgbench;
+package msgbench.kit;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,16 +9,16 @@ import java.util.List;
  * chunks of 64, each allocated when it gets its first value, so an idle client holds a few bytes
  * and a busy one the chunks its latencies span.
  */
-final class Histogram {
-  static final int SUB = 64;
-  static final int LARGEST = index(Long.MAX_VALUE);
+public final class Histogram {
+  public static final int SUB = 64;
+  public static final int LARGEST = index(Long.MAX_VALUE);
 
   private final long[][] chunks = new long[LARGEST / SUB + 1][];
   private long count;
   private long max;
 
   /** The bucket of v ns; negative values count as 0. */
-  static int index(long v) {
+  public static int index(long v) {
     if (v < 2 * SUB) {
       return (int) Math.max(v, 0);
     }
@@ -26,7 +26,7 @@ final class Histogram {
     return shift * SUB + (int) (v >>> shift);
   }
 
-  void record(long v) {
+  public void record(long v) {
     int i = index(v);
     long[] chunk = chunks[i / SUB];
     if (chunk == null) {
@@ -38,7 +38,7 @@ final class Histogram {
     max = Math.max(max, v);
   }
 
-  void merge(Histogram other) {
+  public void merge(Histogram other) {
     for (int c = 0; c < chunks.length; c++) {
       long[] theirs = other.chunks[c];
       if (theirs == null) {
@@ -55,17 +55,17 @@ final class Histogram {
     max = Math.max(max, other.max);
   }
 
-  long count() {
+  public long count() {
     return count;
   }
 
   /** The largest value recorded, exact; 0 without values. */
-  long max() {
+  public long max() {
     return max;
   }
 
   /** [bucket, count] pairs with count > 0, by bucket. */
-  long[][] sparse() {
+  public long[][] sparse() {
     List<long[]> pairs = new ArrayList<>();
     for (int c = 0; c < chunks.length; c++) {
       if (chunks[c] == null) {

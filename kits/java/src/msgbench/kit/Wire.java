@@ -1,4 +1,4 @@
-package msgbench;
+package msgbench.kit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -9,17 +9,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /** The JSON lines of the worker protocol (spec/README.md), written with Jackson. */
-final class Wire {
-  static final ObjectMapper JSON = new ObjectMapper();
+public final class Wire {
+  public static final ObjectMapper JSON = new ObjectMapper();
 
   private final PrintStream out;
 
-  Wire(PrintStream out) {
+  public Wire(PrintStream out) {
     this.out = out;
   }
 
   /** Standard output as the protocol's stream: UTF-8, one flush per line. */
-  static Wire stdout() {
+  public static Wire stdout() {
     return new Wire(
         new PrintStream(
             new java.io.FileOutputStream(java.io.FileDescriptor.out),
@@ -27,7 +27,7 @@ final class Wire {
             StandardCharsets.UTF_8));
   }
 
-  synchronized void line(ObjectNode node) {
+  public synchronized void line(ObjectNode node) {
     try {
       out.print(JSON.writeValueAsString(node));
     } catch (IOException e) {
@@ -37,7 +37,7 @@ final class Wire {
     out.flush();
   }
 
-  void hello(String target, String runtimeVersion, String variant) {
+  public void hello(String target, String runtimeVersion, String variant) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "hello")
         .put("target", target)
@@ -46,33 +46,40 @@ final class Wire {
     line(n);
   }
 
-  void error(WorkerError e) {
+  public void error(WorkerError e) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "error").put("kind", e.kind).put("message", String.valueOf(e.getMessage()));
     line(n);
   }
 
-  void listening(int port) {
+  public void listening(int port) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "listening").put("port", port);
     line(n);
   }
 
-  void served(long messages, long bytes) {
+  public void served(long messages, long bytes) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "served").put("messages", messages).put("bytes", bytes);
     line(n);
   }
 
+  /** A progress line: done of total units of work (the harness shows it; optional). */
+  public void progress(long done, long total) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("type", "progress").put("done", done).put("total", total);
+    line(n);
+  }
+
   /** A sample line: the process's own view at t_ms (ms since the measurement started). */
-  void sample(double tMs, Map<String, ? extends Number> values) {
+  public void sample(double tMs, Map<String, ? extends Number> values) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "sample").put("t_ms", tMs);
     n.set("values", JSON.valueToTree(values));
     line(n);
   }
 
-  void result(Result r) {
+  public void result(Result r) {
     ObjectNode n = JSON.createObjectNode();
     n.put("type", "result");
     n.set("measured", JSON.valueToTree(r.measured));
@@ -84,7 +91,7 @@ final class Wire {
   }
 
   /** Parses one JSON object; an internal error when it is not one. */
-  static JsonNode parse(String text) throws WorkerError {
+  public static JsonNode parse(String text) throws WorkerError {
     try {
       JsonNode node = JSON.readTree(text);
       if (node == null || !node.isObject()) {
@@ -97,14 +104,14 @@ final class Wire {
     }
   }
 
-  static String abbreviate(String s) {
+  public static String abbreviate(String s) {
     return s.length() <= 200 ? s : s.substring(0, 200) + "...";
   }
 
   /** What a workload reports: raw facts, verify counts, sparse histograms. */
-  static final class Result {
-    final Map<String, Object> measured = new java.util.LinkedHashMap<>();
-    final Map<String, Long> verify = new java.util.LinkedHashMap<>();
-    final Map<String, long[][]> histograms = new java.util.LinkedHashMap<>();
+  public static final class Result {
+    public final Map<String, Object> measured = new java.util.LinkedHashMap<>();
+    public final Map<String, Long> verify = new java.util.LinkedHashMap<>();
+    public final Map<String, long[][]> histograms = new java.util.LinkedHashMap<>();
   }
 }

@@ -1,4 +1,4 @@
-package msgbench;
+package msgbench.kit;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -7,8 +7,8 @@ import java.util.concurrent.TimeUnit;
  * Writes a sample line (RuntimeView.sample) about once a second from a thread of its own, never
  * from the measured code: the first at start, the last when stopped (after the drain).
  */
-final class Sampler {
-  static final long PERIOD_MS = 1000;
+public final class Sampler {
+  public static final long PERIOD_MS = 1000;
 
   private final Wire out;
   private final long startNs = System.nanoTime();
@@ -33,14 +33,14 @@ final class Sampler {
                 });
   }
 
-  static Sampler start(Wire out) {
+  public static Sampler start(Wire out) {
     Sampler s = new Sampler(out);
     s.thread.start();
     return s;
   }
 
   /** Stops the thread, then takes the last sample. */
-  void stop() throws InterruptedException {
+  public void stop() throws InterruptedException {
     stop.countDown();
     thread.join();
     emit();
