@@ -79,7 +79,10 @@ class Client extends Actor {
   async stress(listenerDelayMs) {
     while (this.run.sending) {
       this.send();
-      await new Promise((resolve) => (listenerDelayMs > 0 ? setTimeout(resolve, listenerDelayMs) : setImmediate(resolve)));
+      await new Promise((resolve) => {
+        if (listenerDelayMs > 0) setTimeout(resolve, listenerDelayMs);
+        else setImmediate(resolve);
+      });
     }
   }
 
