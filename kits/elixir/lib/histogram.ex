@@ -7,7 +7,12 @@ defmodule Msgbench.Kit.Histogram do
   import Bitwise
 
   defstruct counts: %{}, max: 0, count: 0
-  @type t :: %__MODULE__{counts: %{non_neg_integer() => pos_integer()}, max: non_neg_integer(), count: non_neg_integer()}
+
+  @type t :: %__MODULE__{
+          counts: %{non_neg_integer() => pos_integer()},
+          max: non_neg_integer(),
+          count: non_neg_integer()
+        }
 
   @doc "v itself below 128, else shift * 64 + (v >>> shift) with shift = bit length - 7; negative is 0."
   @spec index(integer()) :: non_neg_integer()
@@ -28,8 +33,11 @@ defmodule Msgbench.Kit.Histogram do
 
   @spec merge(t(), t()) :: t()
   def merge(a, b) do
-    %__MODULE__{counts: Map.merge(a.counts, b.counts, fn _, x, y -> x + y end), max: max(a.max, b.max),
-                count: a.count + b.count}
+    %__MODULE__{
+      counts: Map.merge(a.counts, b.counts, fn _, x, y -> x + y end),
+      max: max(a.max, b.max),
+      count: a.count + b.count
+    }
   end
 
   @doc "The protocol's form: sparse [index, count] pairs by index."

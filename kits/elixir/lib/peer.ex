@@ -41,8 +41,10 @@ defmodule Msgbench.Kit.Peer do
     cwd = System.get_env("MSGBENCH_PEER_CWD", File.cwd!())
 
     port =
-      Port.open({:spawn_executable, setsid},
-        [:binary, :exit_status, {:line, @max_line}, {:args, argv}, {:cd, cwd}])
+      Port.open(
+        {:spawn_executable, setsid},
+        [:binary, :exit_status, {:line, @max_line}, {:args, argv}, {:cd, cwd}]
+      )
 
     {:os_pid, os_pid} = Port.info(port, :os_pid)
     true = Port.command(port, [JSON.encode(request), ?\n])

@@ -36,11 +36,20 @@ defmodule MsgbenchEx.Fanin do
         stop_ns = outcomes |> Enum.map(& &1.stop_ns) |> Enum.max()
 
         %{
-          measured: %{send_ns: stop_ns - first_ns, receive_ns: last_ns - first_ns, drain_ns: max(0, last_ns - stop_ns),
-                      cpu_ns: c1 - c0, peak_rss_bytes: Measure.peak_rss_bytes()},
-          verify: %{sent_message: sent.message, sent_exit_signal: sent.exit_signal,
-                    received_message: received.message, received_exit_signal: received.exit_signal,
-                    receiver_alive: 1}
+          measured: %{
+            send_ns: stop_ns - first_ns,
+            receive_ns: last_ns - first_ns,
+            drain_ns: max(0, last_ns - stop_ns),
+            cpu_ns: c1 - c0,
+            peak_rss_bytes: Measure.peak_rss_bytes()
+          },
+          verify: %{
+            sent_message: sent.message,
+            sent_exit_signal: sent.exit_signal,
+            received_message: received.message,
+            received_exit_signal: received.exit_signal,
+            receiver_alive: 1
+          }
         }
     end
   end

@@ -29,8 +29,13 @@ defmodule MsgbenchEx.Ring do
     {t2, c2} = {Measure.now_ns(), Measure.cpu_ns()}
 
     %{
-      measured: %{create_wall_ns: t1 - t0, create_cpu_ns: c1 - c0, pass_wall_ns: t2 - t1, pass_cpu_ns: c2 - c1,
-                  peak_rss_bytes: Measure.peak_rss_bytes()},
+      measured: %{
+        create_wall_ns: t1 - t0,
+        create_cpu_ns: c1 - c0,
+        pass_wall_ns: t2 - t1,
+        pass_cpu_ns: c2 - c1,
+        peak_rss_bytes: Measure.peak_rss_bytes()
+      },
       verify: %{hops: hops + :counters.get(counts, @hops), laps: laps, links: :counters.get(counts, @links)}
     }
   end
@@ -70,7 +75,9 @@ defmodule MsgbenchEx.Ring do
 
   defp root_loop(first, hops, laps) do
     receive do
-      {1, _payload} -> {hops + 1, laps + 1}
+      {1, _payload} ->
+        {hops + 1, laps + 1}
+
       {left, payload} ->
         send(first, {left - 1, payload})
         root_loop(first, hops + 1, laps + 1)

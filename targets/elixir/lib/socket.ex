@@ -55,12 +55,18 @@ defmodule MsgbenchEx.Socket do
       flow? = p["mode"] == "flow"
 
       %{
-        measured: %{elapsed_ns: Enum.map(outs, & &1.elapsed_ns), wall_ns: wall_ns,
-                    peak_rss_bytes: Measure.peak_rss_bytes()},
-        verify: %{messages_sent: sum.(:sent), bytes_sent: sum.(:sent_bytes),
-                  messages_received: if(flow?, do: served["messages"], else: sum.(:received)),
-                  bytes_received: if(flow?, do: served["bytes"], else: sum.(:received_bytes)),
-                  content_mismatches: sum.(:mismatches)}
+        measured: %{
+          elapsed_ns: Enum.map(outs, & &1.elapsed_ns),
+          wall_ns: wall_ns,
+          peak_rss_bytes: Measure.peak_rss_bytes()
+        },
+        verify: %{
+          messages_sent: sum.(:sent),
+          bytes_sent: sum.(:sent_bytes),
+          messages_received: if(flow?, do: served["messages"], else: sum.(:received)),
+          bytes_received: if(flow?, do: served["bytes"], else: sum.(:received_bytes)),
+          content_mismatches: sum.(:mismatches)
+        }
       }
     after
       Peer.stop(peer)
@@ -94,14 +100,24 @@ defmodule MsgbenchEx.Socket do
     elapsed = Measure.now_ns() - start
     :gen_tcp.close(socket)
     bytes = messages * byte_size_of(payload(payloads, 0))
-    %{elapsed_ns: elapsed, sent: messages, sent_bytes: bytes, received: messages, received_bytes: bytes,
-      mismatches: mismatches}
+
+    %{
+      elapsed_ns: elapsed,
+      sent: messages,
+      sent_bytes: bytes,
+      received: messages,
+      received_bytes: bytes,
+      mismatches: mismatches
+    }
   end
 
   defp same?(back, sent, true), do: back == sent
+
   defp same?(back, sent, false) when is_binary(back) and is_binary(sent),
-    do: byte_size(back) == byte_size(sent) and :binary.first(back) == :binary.first(sent) and
-          :binary.last(back) == :binary.last(sent)
+    do:
+      byte_size(back) == byte_size(sent) and :binary.first(back) == :binary.first(sent) and
+        :binary.last(back) == :binary.last(sent)
+
   defp same?(back, sent, false), do: length(back) == length(sent) and hd(back) == hd(sent)
 
   defp byte_size_of(payload) when is_binary(payload), do: byte_size(payload)

@@ -39,9 +39,14 @@ defmodule MsgbenchEx.SocketServer do
 
     listener =
       case :gen_tcp.listen(p["port"], opts) do
-        {:ok, listener} -> listener
-        {:error, :eaddrinuse} -> Error.resource("port #{p["port"]} is in use: give another, or port = 0 for any free one")
-        {:error, reason} -> Error.resource("the server cannot listen on port #{p["port"]}: #{inspect(reason)}")
+        {:ok, listener} ->
+          listener
+
+        {:error, :eaddrinuse} ->
+          Error.resource("port #{p["port"]} is in use: give another, or port = 0 for any free one")
+
+        {:error, reason} ->
+          Error.resource("the server cannot listen on port #{p["port"]}: #{inspect(reason)}")
       end
 
     {:ok, port} = :inet.port(listener)
