@@ -1,4 +1,4 @@
 [
-  inputs: ["lib/*.ex", "test/*.exs", "../../kits/elixir/lib/*.ex", "../../kits/elixir/test/*.exs"],
+  inputs: ["lib/*.ex", "test/*.exs"],
   line_length: 120
 ]

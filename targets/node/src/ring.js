@@ -9,7 +9,7 @@ const { startNext, HOPS, LINKS } = require('./ring-link');
 
 async function measure(request) {
   const options = new Options(request.options);
-  const threads = options.oneOf('links', ['worker_threads', 'event_loop'], 'worker_threads') === 'worker_threads';
+  const threads = options.oneOf('links', ['worker_threads', 'event_loop'], 'event_loop') === 'worker_threads';
   options.unknown('links');
   const { n, m, payload } = request.params;
 

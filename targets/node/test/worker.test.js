@@ -16,12 +16,12 @@ function run(request) {
 }
 
 test('an event_loop ring counts every hop, lap and link', () => {
-  const result = run({ workload: 'ring', options: { links: 'event_loop' }, params: { n: 50, m: 3, payload: 'BOO!' } });
+  const result = run({ workload: 'ring', params: { n: 50, m: 3, payload: 'BOO!' } });
   assert.deepEqual(result.verify, { hops: 150, laps: 3, links: 50 });
 });
 
 test('a worker_threads ring counts every hop, lap and link', () => {
-  const result = run({ workload: 'ring', params: { n: 4, m: 2, payload: '' } });
+  const result = run({ workload: 'ring', options: { links: 'worker_threads' }, params: { n: 4, m: 2, payload: '' } });
   assert.deepEqual(result.verify, { hops: 8, laps: 2, links: 4 });
 });
 
