@@ -1,19 +1,22 @@
 'use strict';
-// An actor on the one event loop: a mailbox drained on a later turn (setImmediate), so
-// every hop between users, groups and clients is a message as in the seed's processes,
-// and no chain of hops runs to completion inside one call.
+// An actor on the one event loop: a mailbox drained later, never inside the call that
+// posts to it, so every hop is a message as in the seed's processes. schedule says when:
+// setImmediate (the default: a later turn of the loop, so timers and I/O run between
+// hops, as chat's clients need) or queueMicrotask (as soon as the current code yields,
+// as an awaited promise resumes: the ring's token, with nothing else to wait for).
 
 class Actor {
-  constructor() {
+  constructor(schedule = setImmediate) {
     this.mailbox = [];
     this.scheduled = false;
+    this.schedule = schedule;
   }
 
   post(message) {
     this.mailbox.push(message);
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.drain());
+      this.schedule(() => this.drain());
     }
   }
 

@@ -6,6 +6,7 @@
 // token moves over MessagePorts either way.
 
 const { isMainThread, workerData, Worker, MessageChannel } = require('node:worker_threads');
+const { LoopChannel } = require('./loop-channel');
 
 // Counters the links add to themselves: [hops, links] in a SharedArrayBuffer.
 const HOPS = 0;
@@ -22,7 +23,7 @@ function link({ index, n, fromPred, toRoot, counts, threads }) {
     toSucc = toRoot;
     fromPred.postMessage('connect');
   } else {
-    const channel = new MessageChannel();
+    const channel = threads ? new MessageChannel() : new LoopChannel();
     toSucc = channel.port1;
     toSucc.once('message', () => fromPred.postMessage('connect')); // the successor's connect
     startNext({ index: index + 1, n, fromPred: channel.port2, toRoot, counts, threads });

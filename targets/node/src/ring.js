@@ -3,9 +3,9 @@
 // token m laps (phase 2), each phase timed in wall and whole-process CPU time.
 
 const { MessageChannel } = require('node:worker_threads');
-const { once } = require('node:events');
 const { nowNs, cpuNs, peakRssBytes, Options } = require('msgbench-kit');
 const { startNext, HOPS, LINKS } = require('./ring-link');
+const { LoopChannel } = require('./loop-channel');
 
 async function measure(request) {
   const options = new Options(request.options);
@@ -16,11 +16,12 @@ async function measure(request) {
   const counts = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
   const shared = new Int32Array(counts);
   Atomics.add(shared, LINKS, 1); // the root is a link too
-  const first = new MessageChannel(); // root -> link 1 (connect comes back on it)
-  const last = new MessageChannel(); // the last link -> root
+  const Channel = threads ? MessageChannel : LoopChannel;
+  const first = new Channel(); // root -> link 1 (connect comes back on it)
+  const last = new Channel(); // the last link -> root
   const t0 = nowNs();
   const c0 = cpuNs();
-  const connected = once(first.port1, 'message');
+  const connected = new Promise((resolve) => first.port1.once('message', resolve));
   startNext({ index: 1, n, fromPred: first.port2, toRoot: last.port2, counts, threads });
   await connected;
   const t1 = nowNs();
