@@ -4,12 +4,18 @@
 
 const { nowNs } = require('./measure');
 
-// startSampling calls emit(tMs, values()) every intervalMs from now; returns stop().
+// startSampling calls emit(tMs, values()) now and every intervalMs; stop() ends it with
+// a last sample.
 function startSampling(values, emit, intervalMs = 1000) {
   const start = nowNs();
-  const timer = setInterval(() => emit((nowNs() - start) / 1e6, values()), intervalMs);
+  const take = () => emit((nowNs() - start) / 1e6, values());
+  take();
+  const timer = setInterval(take, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    take();
+  };
 }
 
 module.exports = { startSampling };

@@ -48,5 +48,16 @@ test('clocks move forward and memory is read', () => {
   let s = 0;
   for (let i = 0; i < 1e6; i += 1) s += i;
   assert.ok(s > 0 && nowNs() > t0 && cpuNs() >= c0);
-  assert.ok(peakRssBytes() >= rssBytes() && rssBytes() > 1e6);
+  const rss = rssBytes(); // read before the peak: the peak read after it is never smaller
+  assert.ok(peakRssBytes() >= rss && rss > 1e6);
+});
+
+test('sampling emits now, on its interval, and once more when stopped', async () => {
+  const { startSampling } = require('../sample');
+  const seen = [];
+  const stop = startSampling(() => ({ x_count: seen.length }), (t, values) => seen.push([t, values]), 20);
+  await new Promise((resolve) => setTimeout(resolve, 70));
+  stop();
+  assert.ok(seen.length >= 3, `${seen.length} samples`);
+  assert.ok(seen[0][0] >= 0 && seen.every(([t], i) => i === 0 || t >= seen[i - 1][0]));
 });

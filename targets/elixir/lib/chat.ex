@@ -7,7 +7,7 @@ defmodule MsgbenchEx.Chat do
   `:atomics` flag stops the sends; the drain waits until the clients' shared
   `:counters` say received == sent, or drain_timeout_s.
   """
-  alias Msgbench.Kit.{Histogram, Measure, Options}
+  alias Msgbench.Kit.{Histogram, Measure, Options, Sample}
   alias MsgbenchEx.Chat.{Client, Group, User}
 
   @drain_poll_ms 1
@@ -32,6 +32,7 @@ defmodule MsgbenchEx.Chat do
       end
 
     setup_ns = Measure.now_ns() - t0
+    sampler = Sample.start(&Sample.beam/0)
     window_start = Measure.now_ns()
     Enum.each(clients, &send(&1.pid, :go))
     Process.sleep(round(p["duration_s"] * 1000))
@@ -40,6 +41,7 @@ defmodule MsgbenchEx.Chat do
     runtime_memory = :erlang.memory(:total)
     drain(counts, Measure.now_ns() + round(p["drain_timeout_s"] * 1.0e9))
     drain_ns = Measure.now_ns() - window_start - window_ns
+    Sample.stop(sampler)
     Enum.each(clients, &send(&1.pid, :report))
     reports = Task.await_many(clients, :infinity)
     peak = Measure.peak_rss_bytes()

@@ -4,7 +4,7 @@
 // thread per user. A message goes client -> its user -> the group (which picks a peer
 // among the other members) -> the peer user (history) -> the peer's client.
 
-const { nowNs, peakRssBytes, Histogram, Options } = require('msgbench-kit');
+const { nowNs, peakRssBytes, rssBytes, Histogram, Options, startSampling } = require('msgbench-kit');
 const { Actor } = require('./actor');
 
 const SENTENCE = "I've been mad for fucking years\u2014absolutely years";
@@ -106,7 +106,14 @@ function encode(sentAt) {
   return buffer;
 }
 
-async function measure(request) {
+// The runtime's own view once a second, for the measurement's time series.
+function runtimeView() {
+  const memory = process.memoryUsage();
+  return { rss_bytes: rssBytes(), heap_used_bytes: memory.heapUsed, heap_total_bytes: memory.heapTotal,
+    external_bytes: memory.external };
+}
+
+async function measure(request, context) {
   new Options(request.options).unknown();
   const p = request.params;
   const run = {
@@ -125,6 +132,7 @@ async function measure(request) {
     }
   }
   const setupNs = nowNs() - t0;
+  const stopSampling = startSampling(runtimeView, context.sample);
   const windowStart = nowNs();
   const windowOver = new Promise((resolve) => setTimeout(resolve, p.duration_s * 1000));
   const senders = clients.map((c) => (p.think_ms === 0 ? c.stress(p.listener_delay_ms) : c.realistic(p.think_ms)));
@@ -144,6 +152,7 @@ async function measure(request) {
     });
   }
   const drainNs = nowNs() - windowStart - windowNs;
+  stopSampling();
   return {
     measured: {
       setup_ns: setupNs, send_window_ns: windowNs, drain_ns: drainNs, received_in_window: run.receivedInWindow,

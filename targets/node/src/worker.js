@@ -10,6 +10,6 @@ serve({
     ring: (request) => require('./ring').measure(request),
     fanin: (request) => require('./fanin').measure(request),
     socket: (request) => require('./socket').measure(request),
-    chat: (request) => require('./chat').measure(request),
+    chat: (request, context) => require('./chat').measure(request, context),
   },
 });
