@@ -93,9 +93,15 @@ defmodule Msgbench.Kit.Peer do
 
   defp gone_within?(os_pid, ms) do
     cond do
-      not File.exists?("/proc/#{os_pid}") or zombie?(os_pid) -> true
-      ms <= 0 -> false
-      true -> Process.sleep(20) && gone_within?(os_pid, ms - 20)
+      not File.exists?("/proc/#{os_pid}") or zombie?(os_pid) ->
+        true
+
+      ms <= 0 ->
+        false
+
+      true ->
+        Process.sleep(20)
+        gone_within?(os_pid, ms - 20)
     end
   end
 

@@ -93,10 +93,19 @@ function main() {
         socket.send(stats());
         return;
       }
-      const first = JSON.parse(data.toString());
-      if (first.stats) {
+      let first;
+      try {
+        first = JSON.parse(data.toString());
+      } catch {
+        first = null;
+      }
+      if (first && first.stats === true) {
         control = true;
         socket.send(stats());
+        return;
+      }
+      if (!first || !first.join || !Number.isInteger(first.join.group)) {
+        socket.close(1003, 'expected {"join": {...}} or {"stats": true} first');
         return;
       }
       const { group: g, user: u, history } = first.join;
