@@ -57,8 +57,27 @@ defmodule Msgbench.Kit.Protocol do
       end
 
     line(%{type: "hello", target: target, runtime_version: version, variant: request["variant"]})
-    line(failure || run(target, workloads, request))
+    line(failure || run_apart(target, workloads, request))
     System.halt(0)
+  end
+
+  # The measurement runs in a process of its own: a Task it links to that crashes takes
+  # that process down, and its exit reason still becomes the error line.
+  defp run_apart(target, workloads, request) do
+    parent = self()
+    {pid, ref} = spawn_monitor(fn -> send(parent, {:measured, self(), run(target, workloads, request)}) end)
+
+    receive do
+      {:measured, ^pid, line} ->
+        Process.demonitor(ref, [:flush])
+        line
+
+      {:DOWN, ^ref, :process, ^pid, {%Error{} = e, _stack}} ->
+        error_line(e, [])
+
+      {:DOWN, ^ref, :process, ^pid, reason} ->
+        %{type: "error", kind: "internal", message: "the measurement died: #{Exception.format_exit(reason)}"}
+    end
   end
 
   defp run(target, workloads, request) do
