@@ -31,7 +31,7 @@ defmodule MsgbenchEx.WorkerTest do
     assert [_, %{"kind" => "unsupported"}] = run(main, %{workload: "nope", variant: "default"})
 
     assert [_, %{"kind" => "internal", "message" => message}] =
-             run(main, %{workload: "ring", variant: "default", options: %{bogus: 1}, params: %{}})
+             run(main, %{workload: "ring", variant: "default", options: %{bogus: 1}, params: %{n: 3, m: 1, payload: ""}})
 
     assert message =~ "unknown option bogus"
   end
