@@ -1,0 +1,4 @@
+[
+  inputs: ["lib/*.ex", "test/*.exs"],
+  line_length: 120
+]
