@@ -88,10 +88,9 @@ worker_options apply_options(const json& options,
                                + value.dump());
       out.exit_signals = value.get<bool>();
     } else {
-      throw worker_error("internal",
-                         "unknown option " + key
-                             + " (this worker knows max_threads, "
-                               "max_throughput, exit_signals)");
+      throw worker_error("internal", "unknown option " + key
+                                         + " (this worker knows max_threads, "
+                                           "max_throughput, exit_signals)");
     }
   }
   return out;

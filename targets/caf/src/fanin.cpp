@@ -204,9 +204,9 @@ json run_fanin(const json& params, caf::actor_system_config& cfg,
   std::vector<caf::actor> all;
   all.reserve(static_cast<size_t>(senders));
   for (int64_t i = 0; i < senders; ++i)
-    all.push_back(
-        sys.spawn<sender>(target, &table, &stop, &out,
-                          (static_cast<uint64_t>(entropy()) << 32) ^ entropy()));
+    all.push_back(sys.spawn<sender>(target, &table, &stop, &out,
+                                    (static_cast<uint64_t>(entropy()) << 32)
+                                        ^ entropy()));
 
   const int64_t start_cpu = cpu_ns();
   const int64_t start = now_ns();
