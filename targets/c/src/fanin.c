@@ -278,6 +278,76 @@ static bool fail(error_kind *kind, char *message, size_t size, error_kind k, con
     return false;
 }
 
+/* Start: one thread per sender, each with its own generator. A sender that cannot
+ * start stops the run: the started ones send once, see the stop and end normally. */
+static bool start_senders(fanin_state *s, const fanin_params *p, sender_thread *senders,
+                          const pthread_attr_t *attributes, long long *started, error_kind *kind, char *message,
+                          size_t message_size)
+{
+    uint64_t seed_base = (uint64_t)monotonic_ns();
+    for (*started = 0; *started < p->senders; (*started)++) {
+        sender_thread *sender = &senders[*started];
+        sender->state = s;
+        sender->rng = seed_for(seed_base + (uint64_t)*started);
+        int error = pthread_create(&sender->thread, attributes, sender_main, sender);
+        if (error != 0) {
+            atomic_store_explicit(&s->stop, true, memory_order_relaxed);
+            return fail(kind, message, message_size, ERROR_RESOURCE,
+                        "could not start sender thread %lld of %lld: %s (threads limit)", *started + 1,
+                        p->senders, strerror(error));
+        }
+    }
+    return true;
+}
+
+/* The window: once every thread is ready, open the gate, let the senders send for
+ * duration_ms (not at all if a sender did not start), stop them and wait until each
+ * has reported. Returns the process CPU time at the start. */
+static int64_t run_window(fanin_state *s, const fanin_params *p, long long started, bool ok, fanin_outcome *out)
+{
+    pthread_mutex_lock(&s->lock);
+    s->senders = started;
+    while (s->ready < started + 1) {
+        pthread_cond_wait(&s->coordinator_cue, &s->lock);
+    }
+    int64_t cpu_start = process_cpu_ns();
+    out->start_ns = monotonic_ns();
+    s->gate_open = true;
+    pthread_cond_broadcast(&s->gate_opened);
+    pthread_mutex_unlock(&s->lock);
+
+    if (ok) {
+        sleep_until_ns(out->start_ns + (int64_t)p->duration_ms * INT64_C(1000000));
+    }
+    atomic_store_explicit(&s->stop, true, memory_order_relaxed);
+
+    pthread_mutex_lock(&s->lock);
+    while (s->reported < started) {
+        pthread_cond_wait(&s->coordinator_cue, &s->lock);
+    }
+    out->senders_stopped_ns = monotonic_ns();
+    pthread_mutex_unlock(&s->lock);
+    return cpu_start;
+}
+
+/* The counts, after the receiver has been joined: join the senders and copy what the
+ * threads counted. */
+static void collect(fanin_state *s, sender_thread *senders, long long started, size_t capacity, fanin_outcome *out)
+{
+    for (long long i = 0; i < started; i++) {
+        pthread_join(senders[i].thread, NULL);
+    }
+    out->peak_rss_bytes = peak_rss_bytes();
+    memcpy(out->sent, s->sent, sizeof out->sent);
+    memcpy(out->received, s->received, sizeof out->received);
+    out->receiver_alive = s->receiver_alive;
+    out->last_receive_ns = s->last_receive_ns;
+    out->queue_capacity = capacity;
+    out->queue_stats = mpsc_queue_get_stats(&s->queue);
+}
+
+/* The coordinator: check and prepare, start the receiver and the senders, run the
+ * window, collect, clean up. */
 bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out, error_kind *kind,
                char *message, size_t message_size)
 {
@@ -324,57 +394,11 @@ bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out,
                   strerror(error));
         goto cleanup;
     }
-    uint64_t seed_base = (uint64_t)monotonic_ns();
-    for (; started < p->senders; started++) {
-        senders[started].state = s;
-        senders[started].rng = seed_for(seed_base + (uint64_t)started);
-        error = pthread_create(&senders[started].thread, &attributes, sender_main, &senders[started]);
-        if (error != 0) {
-            ok = fail(kind, message, message_size, ERROR_RESOURCE,
-                      "could not start sender thread %lld of %lld: %s (threads limit)", started + 1, p->senders,
-                      strerror(error));
-            /* the started ones send once, see the stop and end normally */
-            atomic_store_explicit(&s->stop, true, memory_order_relaxed);
-            break;
-        }
-    }
-
-    pthread_mutex_lock(&s->lock);
-    s->senders = started;
-    while (s->ready < started + 1) {
-        pthread_cond_wait(&s->coordinator_cue, &s->lock);
-    }
-    int64_t cpu_start = process_cpu_ns();
-    out->start_ns = monotonic_ns();
-    s->gate_open = true;
-    pthread_cond_broadcast(&s->gate_opened);
-    pthread_mutex_unlock(&s->lock);
-
-    if (ok) {
-        sleep_until_ns(out->start_ns + (int64_t)p->duration_ms * INT64_C(1000000));
-    }
-    atomic_store_explicit(&s->stop, true, memory_order_relaxed);
-
-    pthread_mutex_lock(&s->lock);
-    while (s->reported < started) {
-        pthread_cond_wait(&s->coordinator_cue, &s->lock);
-    }
-    out->senders_stopped_ns = monotonic_ns();
-    pthread_mutex_unlock(&s->lock);
-
+    ok = start_senders(s, p, senders, &attributes, &started, kind, message, message_size);
+    int64_t cpu_start = run_window(s, p, started, ok, out);
     pthread_join(receiver, NULL);
     out->cpu_ns = process_cpu_ns() - cpu_start;
-    for (long long i = 0; i < started; i++) {
-        pthread_join(senders[i].thread, NULL);
-    }
-    out->peak_rss_bytes = peak_rss_bytes();
-
-    memcpy(out->sent, s->sent, sizeof out->sent);
-    memcpy(out->received, s->received, sizeof out->received);
-    out->receiver_alive = s->receiver_alive;
-    out->last_receive_ns = s->last_receive_ns;
-    out->queue_capacity = capacity;
-    out->queue_stats = mpsc_queue_get_stats(&s->queue);
+    collect(s, senders, started, capacity, out);
     if (ok && s->out_of_memory) {
         ok = fail(kind, message, message_size, ERROR_RESOURCE,
                   "out of memory: a sender could not allocate a message (memory_limit_mb = %lld)",

@@ -268,92 +268,90 @@ private:
   bool stopped_ = false;
 };
 
-} // namespace
-
-json run_chat(const json& params, caf::actor_system_config& cfg) {
-  session s;
-  s.p.groups = int_param(params, "groups");
-  s.p.cpg = int_param(params, "clients_per_group");
-  s.p.duration_ns =
+// The params, as the harness checked them.
+chat_params read_params(const json& params) {
+  chat_params p;
+  p.groups = int_param(params, "groups");
+  p.cpg = int_param(params, "clients_per_group");
+  p.duration_ns =
       static_cast<int64_t>(number_param(params, "duration_s") * 1e9);
-  s.p.think_ns = int_param(params, "think_ms") * 1000000;
-  s.p.listener_delay_ns = int_param(params, "listener_delay_ms") * 1000000;
+  p.think_ns = int_param(params, "think_ms") * 1000000;
+  p.listener_delay_ns = int_param(params, "listener_delay_ms") * 1000000;
   const std::string message = string_param(params, "message");
   if (message != "text" && message != "binary")
     throw worker_error("internal",
                        "params.message = " + message + " is unknown");
-  s.p.binary = message == "binary";
-  s.p.history = int_param(params, "history");
-  s.p.drain_timeout_ns =
+  p.binary = message == "binary";
+  p.history = int_param(params, "history");
+  p.drain_timeout_ns =
       static_cast<int64_t>(number_param(params, "drain_timeout_s") * 1e9);
-  s.text = std::make_shared<const std::string>(sentence);
+  return p;
+}
 
-  const int64_t users = s.p.groups * s.p.cpg;
-  const int64_t procs = s.p.groups + 2 * users;
-  std::vector<client_stats> stats(static_cast<size_t>(users));
-  json out;
-  {
-    caf::actor_system sys{cfg};
-    std::vector<caf::actor> all;
-    std::vector<caf::actor> clients;
-    all.reserve(static_cast<size_t>(procs));
-    clients.reserve(static_cast<size_t>(users));
-    std::random_device entropy;
-    const int64_t begin = now_ns();
-    for (int64_t g = 0; g < s.p.groups; ++g) {
-      auto grp = sys.spawn<group_actor>(&s);
-      all.push_back(grp);
-      std::vector<caf::actor> members;
-      members.reserve(static_cast<size_t>(s.p.cpg));
-      for (int64_t i = 0; i < s.p.cpg; ++i) {
-        const size_t k = static_cast<size_t>(g * s.p.cpg + i);
-        auto user = sys.spawn<user_actor>(&s, grp);
-        auto client = sys.spawn<client_actor>(
-            &s, &stats[k], user, static_cast<int32_t>(g),
-            static_cast<int32_t>(i),
-            (static_cast<uint64_t>(entropy()) << 32) ^ entropy());
-        caf::anon_send(user, client_atom::value, client);
-        members.push_back(user);
-        all.push_back(user);
-        all.push_back(client);
-        clients.push_back(client);
-      }
-      caf::anon_send(grp, members_atom::value, std::move(members));
+// Setup: a group actor per group, a user and a client actor per member; every
+// actor spawned goes to `all`, the clients also to `clients`.
+void spawn_actors(caf::actor_system& sys, session& s,
+                  std::vector<client_stats>& stats,
+                  std::vector<caf::actor>& all,
+                  std::vector<caf::actor>& clients,
+                  std::random_device& entropy) {
+  for (int64_t g = 0; g < s.p.groups; ++g) {
+    auto grp = sys.spawn<group_actor>(&s);
+    all.push_back(grp);
+    std::vector<caf::actor> members;
+    members.reserve(static_cast<size_t>(s.p.cpg));
+    for (int64_t i = 0; i < s.p.cpg; ++i) {
+      const size_t k = static_cast<size_t>(g * s.p.cpg + i);
+      auto user = sys.spawn<user_actor>(&s, grp);
+      auto client = sys.spawn<client_actor>(
+          &s, &stats[k], user, static_cast<int32_t>(g), static_cast<int32_t>(i),
+          (static_cast<uint64_t>(entropy()) << 32) ^ entropy());
+      caf::anon_send(user, client_atom::value, client);
+      members.push_back(user);
+      all.push_back(user);
+      all.push_back(client);
+      clients.push_back(client);
     }
-    while (s.ready.load() < procs)
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    const int64_t setup = now_ns() - begin;
+    caf::anon_send(grp, members_atom::value, std::move(members));
+  }
+}
 
-    s.start = now_ns();
-    s.deadline = s.start + s.p.duration_ns;
-    for (auto& c : clients)
-      caf::anon_send(c, go_atom::value);
-    clients.clear();
-    std::this_thread::sleep_for(
-        std::chrono::nanoseconds(std::max<int64_t>(s.deadline - now_ns(), 0)));
-    const int64_t runtime_memory = rss_bytes(); // CAF has no memory view
-    while (s.stopped.load() < users)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const int64_t stopped_at = now_ns();
-    const int64_t sent = s.sent.load();
-    auto received = [&] {
-      int64_t sum = 0;
-      for (auto& c : stats)
-        sum += c.received.load(std::memory_order_relaxed);
-      return sum;
-    };
-    const int64_t drain_end = stopped_at + s.p.drain_timeout_ns;
-    while (received() < sent && now_ns() < drain_end)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    for (auto& a : all)
-      caf::anon_send_exit(a, caf::exit_reason::kill);
-    all.clear();
-    out["measured"] = {{"setup_ns", setup},
-                       {"send_window_ns", stopped_at - s.start},
-                       {"runtime_memory_bytes", runtime_memory}};
-    out["verify"] = {{"sent", sent}};
-  } // the system waits for every actor to end
+// T and the drain: release the clients, wait out T and until every client has
+// stopped, then until received == sent or the drain timeout. Writes the send
+// window, the memory at T and the sent count to `out`.
+void run_and_drain(session& s, std::vector<caf::actor>& clients,
+                   const std::vector<client_stats>& stats, int64_t users,
+                   json& out) {
+  s.start = now_ns();
+  s.deadline = s.start + s.p.duration_ns;
+  for (auto& c : clients)
+    caf::anon_send(c, go_atom::value);
+  clients.clear();
+  std::this_thread::sleep_for(
+      std::chrono::nanoseconds(std::max<int64_t>(s.deadline - now_ns(), 0)));
+  const int64_t runtime_memory = rss_bytes(); // CAF has no memory view
+  while (s.stopped.load() < users)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const int64_t stopped_at = now_ns();
+  const int64_t sent = s.sent.load();
+  auto received = [&] {
+    int64_t sum = 0;
+    for (auto& c : stats)
+      sum += c.received.load(std::memory_order_relaxed);
+    return sum;
+  };
+  const int64_t drain_end = stopped_at + s.p.drain_timeout_ns;
+  while (received() < sent && now_ns() < drain_end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  out["measured"]["send_window_ns"] = stopped_at - s.start;
+  out["measured"]["runtime_memory_bytes"] = runtime_memory;
+  out["verify"]["sent"] = sent;
+}
 
+// After every actor ended: the clients' counts added up, their latencies
+// merged.
+void add_up(const session& s, const std::vector<client_stats>& stats,
+            int64_t users, json& out) {
   int64_t received = 0, in_window = 0, cross = 0, self = 0, last = 0,
           max_latency = 0, started = 0;
   std::unordered_map<int64_t, int64_t> latency;
@@ -385,6 +383,37 @@ json run_chat(const json& params, caf::actor_system_config& cfg) {
   out["verify"]["self_deliveries"] = self;
   out["verify"]["users"] = started;
   out["histograms"] = {{"latency_ns", sparse}};
+}
+
+} // namespace
+
+// The run, phase by phase: setup, T and the drain, stop every actor, add up.
+json run_chat(const json& params, caf::actor_system_config& cfg) {
+  session s;
+  s.p = read_params(params);
+  s.text = std::make_shared<const std::string>(sentence);
+  const int64_t users = s.p.groups * s.p.cpg;
+  const int64_t procs = s.p.groups + 2 * users;
+  std::vector<client_stats> stats(static_cast<size_t>(users));
+  json out = {{"measured", json::object()}, {"verify", json::object()}};
+  {
+    caf::actor_system sys{cfg};
+    std::vector<caf::actor> all;
+    std::vector<caf::actor> clients;
+    all.reserve(static_cast<size_t>(procs));
+    clients.reserve(static_cast<size_t>(users));
+    std::random_device entropy;
+    const int64_t begin = now_ns();
+    spawn_actors(sys, s, stats, all, clients, entropy);
+    while (s.ready.load() < procs)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    out["measured"]["setup_ns"] = now_ns() - begin;
+    run_and_drain(s, clients, stats, users, out);
+    for (auto& a : all)
+      caf::anon_send_exit(a, caf::exit_reason::kill);
+    all.clear();
+  } // the system waits for every actor to end
+  add_up(s, stats, users, out);
   return out;
 }
 

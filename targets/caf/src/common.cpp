@@ -81,20 +81,6 @@ worker_options apply_options(const json& options,
         cfg.set("scheduler.max-threads", n);
       else
         cfg.set("scheduler.max-throughput", n);
-    } else if (key == "policy") {
-      if (!value.is_string() || (value != "stealing" && value != "sharing"))
-        throw worker_error("internal", "option policy must be \"stealing\" or "
-                                       "\"sharing\", not "
-                                           + value.dump());
-      cfg.set("scheduler.policy",
-              caf::atom_from_string(value.get<std::string>()));
-    } else if (key == "sends_per_go") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 1)
-        throw worker_error("internal",
-                           "option sends_per_go must be a positive integer, "
-                           "not "
-                               + value.dump());
-      out.sends_per_go = value.get<int64_t>();
     } else if (key == "exit_signals") {
       if (!value.is_boolean())
         throw worker_error("internal",
@@ -102,11 +88,9 @@ worker_options apply_options(const json& options,
                                + value.dump());
       out.exit_signals = value.get<bool>();
     } else {
-      throw worker_error("internal",
-                         "unknown option " + key
-                             + " (this worker knows max_threads, "
-                               "max_throughput, policy, exit_signals, "
-                               "sends_per_go)");
+      throw worker_error("internal", "unknown option " + key
+                                         + " (this worker knows max_threads, "
+                                           "max_throughput, exit_signals)");
     }
   }
   return out;

@@ -46,15 +46,12 @@ struct worker_options {
   // fanin: carry exit signals as CAF exit messages (send_exit, trapped with
   // set_exit_handler); without it a mix with exit signals is unsupported.
   bool exit_signals = false;
-  // fanin: signals a sender sends per `go` message (checking the stop after
-  // each) before it sends itself the next `go`.
-  int64_t sends_per_go = 1;
 };
 
 // Applies the variant's options to CAF's configuration: max_threads
-// (scheduler.max-threads), max_throughput (scheduler.max-throughput) and policy
-// (scheduler.policy: "stealing" or "sharing"); returns the workloads' own
-// (exit_signals, sends_per_go). Any other key is an internal error naming it.
+// (scheduler.max-threads) and max_throughput (scheduler.max-throughput);
+// returns the workloads' own (exit_signals). Any other key is an internal error
+// naming it.
 worker_options apply_options(const json& options,
                              caf::actor_system_config& cfg);
 

@@ -102,34 +102,31 @@ class sender : public caf::event_based_actor {
 public:
   sender(caf::actor_config& cfg, caf::actor target,
          const std::vector<choice>* table, const std::atomic<bool>* stop,
-         reports* out, uint64_t seed, int64_t sends_per_go)
+         reports* out, uint64_t seed)
       : caf::event_based_actor(cfg),
         target_(std::move(target)),
         table_(table),
         stop_(stop),
         out_(out),
-        rng_(seed),
-        sends_per_go_(sends_per_go) {}
+        rng_(seed) {}
 
   caf::behavior make_behavior() override {
     return {
         [this](go_atom) {
-          for (int64_t i = 0; i < sends_per_go_; ++i) {
-            const choice& c = pick();
-            if (c.k == message_kind) {
-              send(target_, signal_atom::value, c.words); // a copy per send
-            } else {
-              send_exit(target_, caf::error(1, caf::atom("fanin"),
-                                            caf::make_message(c.words)));
-            }
-            ++sent_.n[c.k];
-            if (stop_->load(std::memory_order_relaxed)) {
-              send(target_, done_atom::value);
-              out_->add(sent_);
-              target_ = nullptr;
-              quit();
-              return;
-            }
+          const choice& c = pick();
+          if (c.k == message_kind) {
+            send(target_, signal_atom::value, c.words); // a copy per send
+          } else {
+            send_exit(target_, caf::error(1, caf::atom("fanin"),
+                                          caf::make_message(c.words)));
+          }
+          ++sent_.n[c.k];
+          if (stop_->load(std::memory_order_relaxed)) {
+            send(target_, done_atom::value);
+            out_->add(sent_);
+            target_ = nullptr;
+            quit();
+            return;
           }
           send(this, go_atom::value);
         },
@@ -151,7 +148,6 @@ private:
   const std::atomic<bool>* stop_;
   reports* out_;
   std::mt19937_64 rng_;
-  int64_t sends_per_go_;
   std::uniform_real_distribution<double> uniform_{0.0, 1.0};
   counts sent_;
 };
@@ -208,10 +204,9 @@ json run_fanin(const json& params, caf::actor_system_config& cfg,
   std::vector<caf::actor> all;
   all.reserve(static_cast<size_t>(senders));
   for (int64_t i = 0; i < senders; ++i)
-    all.push_back(
-        sys.spawn<sender>(target, &table, &stop, &out,
-                          (static_cast<uint64_t>(entropy()) << 32) ^ entropy(),
-                          opts.sends_per_go));
+    all.push_back(sys.spawn<sender>(target, &table, &stop, &out,
+                                    (static_cast<uint64_t>(entropy()) << 32)
+                                        ^ entropy()));
 
   const int64_t start_cpu = cpu_ns();
   const int64_t start = now_ns();

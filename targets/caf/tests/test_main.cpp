@@ -71,11 +71,10 @@ msgbench::json fanin_params(int64_t senders) {
 
 // Exit signals through send_exit / set_exit_handler: every one counted, the
 // receiver alive; without the option the mix is unsupported.
-void test_fanin_exit_signals(int64_t sends_per_go) {
+void test_fanin_exit_signals() {
   caf::actor_system_config cfg;
   msgbench::worker_options with_exits;
   with_exits.exit_signals = true;
-  with_exits.sends_per_go = sends_per_go;
   auto result = msgbench::run_fanin(fanin_params(3), cfg, with_exits);
   const auto& v = result["verify"];
   check(v["sent_exit_signal"].get<int64_t>() > 0, "fanin sent exit signals");
@@ -137,8 +136,7 @@ int main() {
   test_histogram_vectors();
   test_ring_counts(1);
   test_ring_counts(4);
-  test_fanin_exit_signals(1);
-  test_fanin_exit_signals(64);
+  test_fanin_exit_signals();
   test_chat_counts("text", 0);
   test_chat_counts("binary", 10);
   test_unknown_option_is_internal();

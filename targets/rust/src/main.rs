@@ -1,30 +1,33 @@
-//! The worker binary: one JSON request on stdin, JSON lines on stdout (spec/README.md).
-//! With `--serve`, the server half of the socket workload (target.toml's `serve`);
-//! with `--chat-server`, the chat server kind's server (target.toml's `chat_server`).
+//! The worker binary: one JSON request on stdin, JSON lines on stdout (the kit's
+//! `worker::main`). With `--serve`, the server half of the socket workload
+//! (target.toml's `serve`); with `--chat-server`, the chat server kind's server.
 
-use std::io::{self, BufRead};
+use msgbench_kit::sample::{PERIOD, sampled};
+use msgbench_kit::worker::{self, Worker, unsupported_workload};
+use msgbench_rust::{chat, chatserver, fanin, ring, sampler, socket};
 use std::process::ExitCode;
 
+const WORKLOADS: [&str; 4] = ["ring", "fanin", "chat", "socket"];
+
 fn main() -> ExitCode {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == "--serve")
-    {
-        return msgbench_rust::socket::server::main();
-    }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|arg| arg == "--chat-server") {
-        return msgbench_rust::chatserver::main(&args[1..]);
-    }
-    let mut request_line = String::new();
-    if let Err(err) = io::stdin().lock().read_line(&mut request_line) {
-        eprintln!("msgbench-rust: cannot read the request: {err}");
-    }
-    match msgbench_rust::worker::serve(&request_line, &mut io::stdout()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("msgbench-rust: cannot write to stdout: {err}");
-            ExitCode::FAILURE
-        }
+    // hello's runtime: the tokio release locked in Cargo.lock and the compiler (build.rs)
+    let tokio = env!("MSGBENCH_TOKIO_VERSION");
+    let me = Worker {
+        target: "rust",
+        runtime_version: format!("tokio {tokio} / {}", env!("MSGBENCH_RUSTC_VERSION")),
+    };
+    match args.first().map(String::as_str) {
+        Some("--serve") => socket::server::main(),
+        Some("--chat-server") => chatserver::main(&args[1..]),
+        _ => worker::main(&me, |request, lines| match request.workload.as_str() {
+            "ring" => ring::run(request),
+            "fanin" => fanin::run(request),
+            "socket" => socket::run(request),
+            "chat" => sampled(lines, PERIOD, sampler::runtime_values, || {
+                chat::run(request)
+            }),
+            other => Err(unsupported_workload(&me, other, &WORKLOADS)),
+        }),
     }
 }

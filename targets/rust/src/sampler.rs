@@ -1,18 +1,9 @@
-//! Sample lines (spec/message.schema.json, docs/chat-server.md): the worker's own view
-//! of itself about once a second while a chat measurement runs, from a thread of its
-//! own, never from the measured tasks: RSS and its peak, CPU, glibc malloc's own
-//! accounting and, while a tokio runtime is watched, its workers and alive tasks.
+//! What this worker adds to the kit's sample lines (msgbench_kit::sample): while a
+//! tokio runtime is watched, its workers and alive tasks.
 
-use crate::measure::{malloc_view, process_cpu_time, rss_and_peak_bytes};
 use serde_json::{Map, Value, json};
-use std::io::Write;
 use std::sync::Mutex;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
-use std::time::{Duration, Instant};
 use tokio::runtime::RuntimeMetrics;
-
-pub const PERIOD: Duration = Duration::from_secs(1);
 
 /// The runtime whose tasks the samples count (set by the workload that built it).
 static WATCHED: Mutex<Option<RuntimeMetrics>> = Mutex::new(None);
@@ -26,55 +17,8 @@ pub fn unwatch() {
     *WATCHED.lock().unwrap_or_else(|poison| poison.into_inner()) = None;
 }
 
-/// Runs `work` while a thread writes a sample line to `out` every `period`: the first
-/// at once, the last after `work` returned.
-pub fn sampled<W: Write + Send, T>(
-    out: &Mutex<W>,
-    period: Duration,
-    work: impl FnOnce() -> T,
-) -> T {
-    let start = Instant::now();
-    let (stop, stopped) = mpsc::channel::<()>();
-    let result = thread::scope(|scope| {
-        scope.spawn(move || {
-            loop {
-                emit(out, start);
-                match stopped.recv_timeout(period) {
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
-                }
-            }
-        });
-        let result = work();
-        drop(stop);
-        result
-    });
-    emit(out, start);
-    result
-}
-
-fn emit<W: Write>(out: &Mutex<W>, start: Instant) {
-    let line = json!({
-        "type": "sample",
-        "t_ms": start.elapsed().as_secs_f64() * 1000.0,
-        "values": values(),
-    });
-    let mut out = out.lock().unwrap_or_else(|poison| poison.into_inner());
-    // A worker whose stdout is gone fails on its result line; a sample need not.
-    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-}
-
-/// One sample's values, each name ending in its unit.
-pub fn values() -> Map<String, Value> {
-    let (rss, peak) = rss_and_peak_bytes();
-    let mut values = Map::new();
-    values.insert("rss_bytes".into(), json!(rss));
-    values.insert("peak_rss_bytes".into(), json!(peak));
-    values.insert(
-        "cpu_ns".into(),
-        json!(u64::try_from(process_cpu_time().as_nanos()).unwrap_or(u64::MAX)),
-    );
-    values.extend(malloc_view());
+/// The watched runtime's workers and alive tasks, if one is watched.
+pub fn runtime_values(values: &mut Map<String, Value>) {
     if let Some(metrics) = WATCHED
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
@@ -82,46 +26,5 @@ pub fn values() -> Map<String, Value> {
     {
         values.insert("workers_count".into(), json!(metrics.num_workers()));
         values.insert("alive_tasks_count".into(), json!(metrics.num_alive_tasks()));
-    }
-    values
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn samples_come_first_during_and_last_with_units() {
-        let out = Mutex::new(Vec::<u8>::new());
-        let answer = sampled(&out, Duration::from_millis(20), || {
-            thread::sleep(Duration::from_millis(110));
-            42
-        });
-        assert_eq!(answer, 42);
-        let text = String::from_utf8(out.into_inner().unwrap()).unwrap();
-        let samples: Vec<Value> = text
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect();
-        // At start, about every 20 ms during 110 ms, and one after.
-        assert!(samples.len() >= 3, "{text}");
-        let times: Vec<f64> = samples
-            .iter()
-            .map(|s| s["t_ms"].as_f64().unwrap())
-            .collect();
-        assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "{times:?}");
-        assert!(
-            times[0] < 20.0 && *times.last().unwrap() >= 110.0,
-            "{times:?}"
-        );
-        for sample in &samples {
-            assert_eq!(sample["type"], "sample");
-            let values = sample["values"].as_object().unwrap();
-            assert!(values["rss_bytes"].as_u64().unwrap() > 0, "{sample}");
-            for name in values.keys() {
-                let unit = ["_bytes", "_count", "_ns", "_ms", "_percent", "_per_s"];
-                assert!(unit.iter().any(|u| name.ends_with(u)), "{name}");
-            }
-        }
     }
 }

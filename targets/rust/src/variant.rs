@@ -1,8 +1,8 @@
 //! The workloads, and how a variant (its options in target.toml) runs them: the
 //! scheduler its tasks run on.
 
-use crate::params::ParamReader;
-use crate::protocol::WorkerError;
+use msgbench_kit::params::ParamReader;
+use msgbench_kit::protocol::WorkerError;
 use serde_json::{Map, Value};
 use std::thread;
 use tokio::runtime::{Builder, Runtime};
@@ -179,7 +179,7 @@ fn build_runtime(scheduler: Scheduler, timer: bool, io: bool) -> Result<Runtime,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
     use serde_json::json;
 
     fn options(value: Value) -> Map<String, Value> {

@@ -234,5 +234,5 @@ fn unknown_workloads_and_runtimes_are_unsupported() {
 #[test]
 fn a_broken_request_still_gets_hello_then_an_error() {
     let lines = exchange("this is not json");
-    assert_error(&lines, "unknown", "internal", "JSON");
+    assert_error(&lines, "unknown", "internal", "cannot decode the request");
 }

@@ -5,20 +5,19 @@
 //! (`tasks.rs`). A client sends through its user to a peer picked uniformly at
 //! random among the other members of its group: client -> its user -> the group ->
 //! the peer user (which keeps the message in its history) -> the peer's client,
-//! which counts it and records its latency (`histogram.rs`). Stress (think_ms = 0):
+//! which counts it and records its latency (the kit's `histogram`). Stress (think_ms = 0):
 //! send, then listen for listener_delay_ms (0: take what is already there), again.
 //! Realistic: send every think_ms from a random phase, listen in between. At T the
 //! clients stop sending and report; the coordinator waits until received == sent
 //! or drain_timeout_s, then shuts every task down and collects their counts.
 
-mod histogram;
 mod tasks;
 
-use crate::measure::{mem_available_bytes, nanos};
-use crate::params::ParamReader;
-use crate::protocol::{Measurement, WorkerError};
-use crate::variant::Variant;
-pub use histogram::{LatencyHistogram, LatencyLog};
+use crate::variant::{Variant, Workload};
+pub use msgbench_kit::histogram::{LatencyHistogram, LatencyLog};
+use msgbench_kit::measure::{mem_available_bytes, nanos};
+use msgbench_kit::params::ParamReader;
+use msgbench_kit::protocol::{Measurement, Request, WorkerError};
 use serde_json::{Map, Value};
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
@@ -131,7 +130,15 @@ pub struct ChatRun {
 }
 
 /// Runs one measurement on the variant's tokio runtime.
-pub fn run(variant: Variant, params: &ChatParams) -> Result<Measurement, WorkerError> {
+pub fn run(request: &Request) -> Result<Measurement, WorkerError> {
+    measure(
+        Variant::from_options(Workload::Chat, &request.options)?,
+        &ChatParams::from_json(&request.params)?,
+    )
+}
+
+/// One measurement of `params` on `variant`.
+pub fn measure(variant: Variant, params: &ChatParams) -> Result<Measurement, WorkerError> {
     check_fits(params, mem_available_bytes())?;
     let run = tasks::run(variant.scheduler(), params, run_seed())?;
     if !run.drained {
@@ -200,7 +207,7 @@ fn run_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
     use serde_json::json;
 
     fn request(groups: u64, cpg: u64, duration_s: f64, think_ms: u64) -> Map<String, Value> {
@@ -330,7 +337,7 @@ mod tests {
     #[test]
     fn reports_the_spec_raw_facts_and_the_latency_histogram() {
         let params = params(2, 3, 0.1, 0);
-        let result = run(Variant::DEFAULT, &params).unwrap();
+        let result = measure(Variant::DEFAULT, &params).unwrap();
         let spec: Value =
             serde_json::from_str(include_str!("../../../../spec/workloads/chat.json")).unwrap();
         // Facts optional by a rule on the parameters (the server kind's) are the

@@ -27,12 +27,12 @@
 //! to time out. It does not restart the task: a restarted user would have lost its
 //! history and messages in flight, and the counts would no longer mean anything.
 
-use super::histogram::{LatencyHistogram, LatencyLog};
 use super::{ChatParams, ChatRun, MessageKind, SENTENCE};
-use crate::measure::{peak_rss_bytes, rss_bytes};
-use crate::protocol::WorkerError;
 use crate::sampler;
 use crate::variant::{Scheduler, tokio_runtime};
+use msgbench_kit::histogram::{LatencyHistogram, LatencyLog};
+use msgbench_kit::measure::{peak_rss_bytes, rss_bytes};
+use msgbench_kit::protocol::WorkerError;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::VecDeque;
@@ -178,9 +178,9 @@ enum CoordinatorEvent {
     DrainTimeout,
 }
 
+/// The run, phase by phase: setup (spawn every task, wait until all run), release
+/// (publish the clock), T and the drain, shutdown (collect every task's counts).
 async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerError> {
-    let groups = params.groups as u32;
-    let members = params.clients_per_group as u32;
     let users = params.users();
     let task_count = params.groups + 2 * users;
 
@@ -192,9 +192,55 @@ async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerErro
         clients_armed: AtomicU64::new(0),
     });
     let (release, released) = watch::channel(None::<Clock>);
-    let (reporter, mut reports) = unbounded_channel();
+    let (reporter, reports) = unbounded_channel();
+    let (mut tasks, finishers) = spawn_tasks(&params, seed, &shared, reporter, released);
+    shared.all_started.notified().await;
+    let setup = setup_start.elapsed();
+
+    let clock = release_clients(&params, setup, &release, &shared).await;
+    let (drained, rss_at_end_of_t) = t_and_drain(&clock, users, reports, &mut tasks).await?;
+    let (totals, latency) = shut_down(finishers, tasks).await?;
+
+    // T as it happened: T, or later if a client noticed T late (stress). Realistic
+    // clients stop before T, after their last send.
+    let deadline = clock.deadline;
+    let sending_ended = totals.stopped_at.map_or(deadline, |at| at.max(deadline));
+    Ok(ChatRun {
+        setup,
+        send_window: sending_ended - clock.start,
+        drain: totals
+            .last_delivery
+            .map_or(Duration::ZERO, |at| at.saturating_duration_since(deadline)),
+        drained,
+        sent: totals.sent,
+        received: totals.received,
+        received_in_window: totals.received_in_window,
+        cross_group: totals.cross_group,
+        self_deliveries: totals.self_deliveries,
+        users: shared.users_started.load(Ordering::Relaxed),
+        stored: totals.stored,
+        longest_history: totals.longest_history,
+        latency,
+        tasks: 1 + task_count,
+        rss_at_end_of_t,
+        peak_rss: peak_rss_bytes(),
+    })
+}
+
+/// Setup: a group task per group, a user and a client task per member. Returns the
+/// tasks and each client's inbox, through which shutdown tells it to finish. Only
+/// the clients report; only the users write to the groups.
+fn spawn_tasks(
+    params: &ChatParams,
+    seed: u64,
+    shared: &Arc<Shared>,
+    reporter: UnboundedSender<Report>,
+    released: watch::Receiver<Option<Clock>>,
+) -> (JoinSet<Output>, Vec<UnboundedSender<ClientMsg>>) {
+    let groups = params.groups as u32;
+    let members = params.clients_per_group as u32;
     let mut tasks = JoinSet::new();
-    let mut finishers = Vec::with_capacity(users as usize);
+    let mut finishers = Vec::with_capacity(params.users() as usize);
     for group in 0..groups {
         let (group_inbox_tx, group_inbox) = unbounded_channel();
         let mut member_inboxes = Vec::with_capacity(members as usize);
@@ -210,7 +256,7 @@ async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerErro
                 client: client_tx.clone(),
                 inbox: user_inbox,
             };
-            tasks.spawn(run_user(user, Arc::clone(&shared)));
+            tasks.spawn(run_user(user, Arc::clone(shared)));
             let client = Client {
                 user: id,
                 group,
@@ -229,21 +275,28 @@ async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerErro
                 stopped: false,
                 unreported: 0,
             };
-            tasks.spawn(run_client(client, Arc::clone(&shared), released.clone()));
+            tasks.spawn(run_client(client, Arc::clone(shared), released.clone()));
             member_inboxes.push(user_tx);
             finishers.push(client_tx);
         }
         tasks.spawn(run_group(
             member_inboxes.into_boxed_slice(),
             group_inbox,
-            Arc::clone(&shared),
+            Arc::clone(shared),
         ));
     }
-    // Only the clients report; only the users write to the groups.
-    drop((reporter, released));
+    (tasks, finishers)
+}
 
-    shared.all_started.notified().await;
-    let setup = setup_start.elapsed();
+/// Release: publishes the clock, t_start at least as far ahead as setup took, and
+/// waits until t_start.
+async fn release_clients(
+    params: &ChatParams,
+    setup: Duration,
+    release: &watch::Sender<Option<Clock>>,
+    shared: &Shared,
+) -> Clock {
+    let users = params.users();
     let start = Instant::now() + setup.max(MIN_START_LEAD);
     let deadline = start + params.duration;
     let clock = Clock {
@@ -260,10 +313,19 @@ async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerErro
             users - armed
         );
     }
+    clock
+}
 
-    // T and the drain: count the clients' reports until T has passed, every client
-    // has stopped and received == sent, or until the drain deadline. A task that
-    // ends now (a panic) ends the run.
+/// T and the drain: count the clients' reports until T has passed, every client
+/// has stopped and received == sent, or until the drain deadline. A task that
+/// ends now (a panic) ends the run. Returns whether the run drained, and the RSS
+/// once every client had stopped after T.
+async fn t_and_drain(
+    clock: &Clock,
+    users: u64,
+    mut reports: UnboundedReceiver<Report>,
+    tasks: &mut JoinSet<Output>,
+) -> Result<(bool, u64), WorkerError> {
     let mut end_of_t = pin!(sleep_until(clock.deadline.into()));
     let mut drain_timer = pin!(sleep_until(clock.drain_deadline.into()));
     let mut past_t = false;
@@ -312,9 +374,15 @@ async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerErro
             CoordinatorEvent::DrainTimeout => break false,
         }
     };
-    let rss_at_end_of_t = rss_at_end_of_t.unwrap_or_else(rss_bytes);
+    Ok((drained, rss_at_end_of_t.unwrap_or_else(rss_bytes)))
+}
 
-    // Shutdown: each client returns its counts and tells its user to leave.
+/// Shutdown: each client returns its counts and tells its user to leave; every
+/// task's counts are added up, the clients' latencies merged.
+async fn shut_down(
+    finishers: Vec<UnboundedSender<ClientMsg>>,
+    mut tasks: JoinSet<Output>,
+) -> Result<(Totals, LatencyHistogram), WorkerError> {
     for finisher in finishers {
         let _ = finisher.send(ClientMsg::Finish);
     }
@@ -334,30 +402,7 @@ async fn coordinate(params: ChatParams, seed: u64) -> Result<ChatRun, WorkerErro
             Err(error) => return Err(task_failed(&error)),
         }
     }
-
-    // T as it happened: T, or later if a client noticed T late (stress). Realistic
-    // clients stop before T, after their last send.
-    let sending_ended = totals.stopped_at.map_or(deadline, |at| at.max(deadline));
-    Ok(ChatRun {
-        setup,
-        send_window: sending_ended - start,
-        drain: totals
-            .last_delivery
-            .map_or(Duration::ZERO, |at| at.saturating_duration_since(deadline)),
-        drained,
-        sent: totals.sent,
-        received: totals.received,
-        received_in_window: totals.received_in_window,
-        cross_group: totals.cross_group,
-        self_deliveries: totals.self_deliveries,
-        users: shared.users_started.load(Ordering::Relaxed),
-        stored: totals.stored,
-        longest_history: totals.longest_history,
-        latency,
-        tasks: 1 + task_count,
-        rss_at_end_of_t,
-        peak_rss: peak_rss_bytes(),
-    })
+    Ok((totals, latency))
 }
 
 fn task_failed(error: &JoinError) -> WorkerError {

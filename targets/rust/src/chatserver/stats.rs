@@ -2,7 +2,7 @@
 //! CPU from the kernel, and the runtime's view: tokio's stable RuntimeMetrics and
 //! glibc malloc's own accounting (the server uses the system allocator).
 
-use crate::measure::{malloc_view, process_cpu_time, rss_and_peak_bytes};
+use msgbench_kit::measure::{malloc_view, process_cpu_time, rss_and_peak_bytes};
 use serde_json::{Value, json};
 
 /// Counts the server keeps itself.

@@ -1,8 +1,8 @@
 //! The signal mix: which kinds and sizes senders send, with what probability, and
 //! the per-run plan senders use to pick one and build its payload.
 
-use crate::params::{as_integer, shown};
-use crate::protocol::WorkerError;
+use msgbench_kit::params::{as_integer, shown};
+use msgbench_kit::protocol::WorkerError;
 use serde_json::Value;
 
 const ENTRY_FIELDS: [&str; 3] = ["percent", "kind", "size"];
@@ -177,7 +177,7 @@ impl SignalPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
     use serde_json::json;
 
     #[test]

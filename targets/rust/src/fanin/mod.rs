@@ -14,11 +14,11 @@ pub mod mix;
 mod tasks;
 mod threads;
 
-use crate::measure::{nanos, peak_rss_bytes};
-use crate::params::ParamReader;
-use crate::protocol::{Measurement, WorkerError};
-use crate::variant::{Scheduler, Variant};
+use crate::variant::{Scheduler, Variant, Workload};
 use mix::Mix;
+use msgbench_kit::measure::{nanos, peak_rss_bytes};
+use msgbench_kit::params::ParamReader;
+use msgbench_kit::protocol::{Measurement, Request, WorkerError};
 use serde_json::{Map, Value};
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
@@ -89,7 +89,15 @@ pub struct FaninRun {
 }
 
 /// Runs one measurement with the variant's scheduler.
-pub fn run(variant: Variant, params: &FaninParams) -> Result<Measurement, WorkerError> {
+pub fn run(request: &Request) -> Result<Measurement, WorkerError> {
+    measure(
+        Variant::from_options(Workload::Fanin, &request.options)?,
+        &FaninParams::from_json(&request.params)?,
+    )
+}
+
+/// One measurement of `params` on `variant`.
+pub fn measure(variant: Variant, params: &FaninParams) -> Result<Measurement, WorkerError> {
     params.mix.require_messages_only()?;
     check_memory_bound(params)?;
     let run = match variant.scheduler() {
@@ -163,7 +171,7 @@ fn sender_seeds() -> impl Fn(u64) -> u64 + Copy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
     use serde_json::json;
 
     fn request(senders: u64, duration_ms: u64, size: u64, method: &str) -> Map<String, Value> {
@@ -196,7 +204,7 @@ mod tests {
     fn every_variant_delivers_every_message() {
         for variant in Variant::ALL {
             for (senders, size) in [(1, 1), (3, 10), (8, 100)] {
-                let result = run(variant, &params(senders, 20, size, "msgbench")).unwrap();
+                let result = measure(variant, &params(senders, 20, size, "msgbench")).unwrap();
                 assert_counts_agree(&result);
                 let send_ns = result.fact("send_ns").unwrap().as_u64().unwrap();
                 assert!(send_ns >= 20_000_000, "{variant:?}: send_ns {send_ns}");
@@ -219,7 +227,7 @@ mod tests {
             {"percent": 50, "kind": "message", "size": 1000}
         ]);
         let params = FaninParams::from_json(&request).unwrap();
-        assert_counts_agree(&run(Variant::DEFAULT, &params).unwrap());
+        assert_counts_agree(&measure(Variant::DEFAULT, &params).unwrap());
     }
 
     #[test]
@@ -227,7 +235,7 @@ mod tests {
         let mut request = request(1, 10, 1, "msgbench");
         request["mix"] = json!([{"percent": 100, "kind": "exit_signal", "size": 1}]);
         let params = FaninParams::from_json(&request).unwrap();
-        let error = run(Variant::DEFAULT, &params).unwrap_err();
+        let error = measure(Variant::DEFAULT, &params).unwrap_err();
         assert_eq!(error.kind, ErrorKind::Unsupported);
     }
 
@@ -236,7 +244,7 @@ mod tests {
         let mut request = request(100_000, 10, 1_000_000, "msgbench");
         request["memory_limit_mb"] = json!(64);
         let params = FaninParams::from_json(&request).unwrap();
-        let error = run(Variant::DEFAULT, &params).unwrap_err();
+        let error = measure(Variant::DEFAULT, &params).unwrap_err();
         assert_eq!(error.kind, ErrorKind::Resource);
         assert!(
             error.message.contains("memory_limit_mb"),

@@ -2,9 +2,9 @@
 
 use super::mix::SignalPlan;
 use super::{FaninParams, FaninRun, Signal, sender_seeds};
-use crate::measure::Stopwatch;
-use crate::protocol::WorkerError;
 use crate::variant::{Scheduler, tokio_runtime};
+use msgbench_kit::measure::Stopwatch;
+use msgbench_kit::protocol::WorkerError;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 
 use super::mix::SignalPlan;
 use super::{FaninParams, FaninRun, Signal, sender_seeds};
-use crate::measure::Stopwatch;
-use crate::protocol::WorkerError;
+use msgbench_kit::measure::Stopwatch;
+use msgbench_kit::protocol::WorkerError;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::fs;
@@ -249,7 +249,7 @@ fn receive_until_all_ended(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
 
     #[test]
     fn refuses_more_threads_than_the_mapping_limit_allows() {

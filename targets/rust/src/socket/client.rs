@@ -21,8 +21,8 @@ use super::SocketParams;
 use super::wire::{
     ACK, Failure, Frames, HEADER_BYTES, IdleLimit, announced_length, echo_matches, touched,
 };
-use crate::protocol::WorkerError;
 use crate::variant::{Scheduler, tokio_net_runtime};
+use msgbench_kit::protocol::WorkerError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};

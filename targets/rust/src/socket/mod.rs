@@ -12,10 +12,10 @@ mod peer;
 pub mod server;
 mod wire;
 
-use crate::measure::{mem_available_bytes, nanos, peak_rss_bytes};
-use crate::params::ParamReader;
-use crate::protocol::{Measurement, Request, WorkerError};
-use crate::variant::Variant;
+use crate::variant::{Variant, Workload};
+use msgbench_kit::measure::{mem_available_bytes, nanos, peak_rss_bytes};
+use msgbench_kit::params::ParamReader;
+use msgbench_kit::protocol::{Measurement, Request, WorkerError};
 pub use peer::{PeerCommand, Served};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -149,11 +149,9 @@ fn check_fits(need: u64, available: Option<u64>) -> Result<(), WorkerError> {
 }
 
 /// The worker: runs the client against a server half it starts, and reports.
-pub fn run(
-    variant: Variant,
-    request: &Request,
-    params: &SocketParams,
-) -> Result<Measurement, WorkerError> {
+pub fn run(request: &Request) -> Result<Measurement, WorkerError> {
+    let variant = Variant::from_options(Workload::Socket, &request.options)?;
+    let params = &SocketParams::from_json(&request.params)?;
     let need = params.client_bytes()
         + if params.local {
             params.server_bytes()
@@ -250,7 +248,7 @@ fn measurement(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
 
     pub(super) fn request(
         mode: &str,

@@ -4,7 +4,7 @@
 //! Every wait has a time limit; dropping a `Peer` closes its stdin, waits a little
 //! for it to exit and kills it otherwise, so no server outlives its worker's report.
 
-use crate::protocol::{ErrorKind, WorkerError};
+use msgbench_kit::protocol::{ErrorKind, WorkerError};
 use serde_json::Value;
 use std::env;
 use std::io::{BufRead, BufReader, Write};

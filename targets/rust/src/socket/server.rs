@@ -14,10 +14,10 @@
 
 use super::wire::{ACK, Failure, HEADER_BYTES, IdleLimit, announced_length};
 use super::{ACCEPT_LIMIT, DISCARD_CHUNK, IDLE_LIMIT, Mode, Served, SocketParams, check_fits};
-use crate::measure::mem_available_bytes;
-use crate::protocol::{self, WorkerError};
 use crate::stdin_watch;
 use crate::variant::{Variant, Workload, tokio_net_runtime};
+use msgbench_kit::measure::mem_available_bytes;
+use msgbench_kit::protocol::{self, WorkerError};
 use serde_json::json;
 use std::io::{self, Write};
 use std::process::{self, ExitCode};
@@ -293,7 +293,7 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ErrorKind;
+    use msgbench_kit::protocol::ErrorKind;
 
     fn request_line(mode: &str, port: u16) -> String {
         let mut params = super::super::tests::request(mode, 16, 64, 1);

@@ -128,15 +128,6 @@ pub fn nanos(duration: Duration) -> serde_json::Value {
     serde_json::Value::from(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
 }
 
-pub fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}
-
-/// `count` events over `duration`, per second.
-pub fn per_second(count: u64, duration: Duration) -> f64 {
-    count as f64 / duration.as_secs_f64()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

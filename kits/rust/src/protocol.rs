@@ -1,23 +1,44 @@
 //! The worker protocol (spec/README.md): one JSON request in, JSON lines out.
 
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::fmt;
-
-/// The target name reported in `hello`; equal to the folder name.
-pub const TARGET_NAME: &str = "rust";
 
 /// Shown in `hello` when the request is too broken to name its variant.
 const UNKNOWN_VARIANT: &str = "unknown";
 
-/// The one request the harness writes to stdin. The harness has checked every
-/// param against the workload's spec (defaults filled in); `options` are the
-/// variant's, from target.toml.
-#[derive(Debug, Clone, PartialEq)]
+/// The one request the harness writes to stdin (spec/request.schema.json). The
+/// harness has checked every param against the workload's spec (defaults filled
+/// in); `options` are the variant's, from target.toml.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Request {
     pub workload: String,
     pub variant: String,
+    #[serde(default)]
     pub options: Map<String, Value>,
     pub params: Map<String, Value>,
+    /// 0 when absent: the line a worker hands its server half (spec/README.md,
+    /// "Peers") need not carry it.
+    #[serde(default)]
+    pub repetition: u64,
+    #[serde(default)]
+    pub warmup: bool,
+}
+
+impl Request {
+    /// The params decoded into a workload's own struct, which should refuse
+    /// unknown fields (`#[serde(deny_unknown_fields)]`): the harness filled in every
+    /// default and checked every range, so a param that is missing, mistyped or
+    /// unknown means the spec and this worker disagree, an internal error naming it.
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T, WorkerError> {
+        T::deserialize(Value::Object(self.params.clone())).map_err(|err| {
+            WorkerError::internal(format!(
+                "cannot decode the {} params: {err}: the spec and this worker disagree",
+                self.workload
+            ))
+        })
+    }
 }
 
 /// Why a measurement did not produce a result; becomes an `error` line.
@@ -105,75 +126,33 @@ impl Measurement {
 /// Parses the request line. On failure, also returns the variant name to put in
 /// `hello` (as much of the request as could be read), since `hello` always comes first.
 pub fn parse_request(text: &str) -> Result<Request, (String, WorkerError)> {
-    let value: Value = serde_json::from_str(text.trim()).map_err(|err| {
-        (
-            UNKNOWN_VARIANT.to_string(),
-            WorkerError::internal(format!("the request is not valid JSON: {err}")),
-        )
-    })?;
-    let object = value.as_object().ok_or_else(|| {
-        (
-            UNKNOWN_VARIANT.to_string(),
-            WorkerError::internal("the request must be a JSON object"),
-        )
-    })?;
-    let variant = match object.get("variant").and_then(Value::as_str) {
-        Some(name) if !name.is_empty() => name.to_string(),
-        _ => {
-            return Err((
-                UNKNOWN_VARIANT.to_string(),
-                WorkerError::internal("the request has no \"variant\" string"),
-            ));
+    serde_json::from_str(text.trim()).map_err(|err| {
+        #[derive(Deserialize)]
+        struct Named {
+            variant: String,
         }
-    };
-    let workload = object
-        .get("workload")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            (
-                variant.clone(),
-                WorkerError::internal("the request has no \"workload\" string"),
-            )
-        })?
-        .to_string();
-    let params = object
-        .get("params")
-        .and_then(Value::as_object)
-        .ok_or_else(|| {
-            (
-                variant.clone(),
-                WorkerError::internal("the request has no \"params\" object"),
-            )
-        })?
-        .clone();
-    let options = match object.get("options") {
-        None => Map::new(),
-        Some(Value::Object(options)) => options.clone(),
-        Some(_) => {
-            return Err((
-                variant.clone(),
-                WorkerError::internal("the request's \"options\" is not an object"),
-            ));
-        }
-    };
-    Ok(Request {
-        workload,
-        variant,
-        options,
-        params,
+        let variant = serde_json::from_str::<Named>(text.trim())
+            .map(|named| named.variant)
+            .ok()
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| UNKNOWN_VARIANT.to_string());
+        (
+            variant,
+            WorkerError::internal(format!("cannot decode the request: {err}")),
+        )
     })
 }
 
-pub fn hello_line(variant: &str, runtime_version: &str) -> String {
+/// The first line: who answers (`target`, its folder name) and on what runtime.
+pub fn hello_line(target: &str, variant: &str, runtime_version: &str) -> String {
     json!({
         "type": "hello",
-        "target": TARGET_NAME,
+        "target": target,
         "runtime_version": runtime_version,
         "variant": variant,
     })
     .to_string()
 }
-
 pub fn result_line(measurement: &Measurement) -> String {
     let measured: Map<String, Value> = measurement
         .measured
@@ -239,16 +218,48 @@ mod tests {
 
     #[test]
     fn missing_params_keeps_the_variant_for_hello() {
-        let (variant, error) = parse_request(r#"{"workload":"ring","variant":"x"}"#).unwrap_err();
+        let (variant, error) =
+            parse_request(r#"{"workload":"ring","variant":"x","repetition":1}"#).unwrap_err();
         assert_eq!(variant, "x");
-        assert!(error.message.contains("params"));
+        assert!(error.message.contains("params"), "{}", error.message);
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RingParams {
+        n: u64,
+        payload: String,
+    }
+
+    #[test]
+    fn params_decode_into_a_struct_and_refuse_what_it_does_not_know() {
+        let request = parse_request(
+            r#"{"workload":"ring","variant":"d","params":{"n":3,"payload":"BOO!"},"repetition":1}"#,
+        )
+        .unwrap();
+        let params: RingParams = request.params().unwrap();
+        assert_eq!((params.n, params.payload.as_str()), (3, "BOO!"));
+        for bad in [
+            r#"{"n":3}"#,
+            r#"{"n":"3","payload":""}"#,
+            r#"{"n":3,"payload":"","m":1}"#,
+        ] {
+            let line =
+                format!(r#"{{"workload":"ring","variant":"d","params":{bad},"repetition":1}}"#);
+            let error = parse_request(&line)
+                .unwrap()
+                .params::<RingParams>()
+                .unwrap_err();
+            assert_eq!(error.kind, ErrorKind::Internal);
+            assert!(error.message.contains("ring params"), "{}", error.message);
+        }
     }
 
     #[test]
     fn lines_match_the_message_schema_shapes() {
-        let hello: Value = serde_json::from_str(&hello_line("default", "v")).unwrap();
+        let hello: Value = serde_json::from_str(&hello_line("rust", "default", "v")).unwrap();
         assert_eq!(hello["type"], "hello");
-        assert_eq!(hello["target"], TARGET_NAME);
+        assert_eq!(hello["target"], "rust");
 
         let measurement = Measurement {
             measured: vec![("pass_wall_ns", json!(1500)), ("elapsed_ns", json!([1, 2]))],
