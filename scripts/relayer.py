@@ -27,12 +27,12 @@ LAYERS = {
     "views": ("What msgbench shows: the run's summary for the terminal (screen, tables), figure\n"
               "descriptions, the HTML report, the results page, the file formats, the workloads'\n"
               "view-side plug-ins, the doctor's checks.",
-              ["screen", "tables", "figures", "doctor", "report", "web", "formats", "workloads"]),
+              ["screen", "tables", "figures", "doctor", "report", "web", "formats", "workloads", "capacity_view"]),
     "running": ("How a run is planned and measured: the suites, the plan and the runner, calibration,\n"
                 "builds, the brokers (services), the machine's limits, probe and tuning, the progress\n"
                 "line, and the workloads' run-side plug-ins.",
-                ["runner", "suites", "calibrate", "builds", "services", "limits", "probe", "tuning", "eta",
-                 "progress", ("workload_runs", "workloads")]),
+                ["runner", "suites", "calibrate", "builds", "building", "services", "limits", "probe", "tuning",
+                 "eta", "progress", "capacity", "capacity_run", ("workload_runs", "workloads")]),
     "hosts": ("Other machines: the host inventory and ssh (inventory), the remote end, placement of\n"
               "roles on hosts and namespaces, the test bed of namespaced hosts, and runs split over\n"
               "hosts (the chat server kind's).",
@@ -43,7 +43,8 @@ LAYERS = {
     "workers": ("The workers on this machine: the target registry, one worker run and its protocol,\n"
                 "the supervisor and the process groups they run under, the CPUs they are placed on,\n"
                 "the machine facts and the brokers' catalogue, the chat server kind's commands.",
-                ["targets", "worker", "procs", "groups", "cpus", "sysinfo", "catalogue", "chat_server"]),
+                ["targets", "worker", "series", "procs", "groups", "cpus", "shield", "sysinfo", "catalogue",
+                 "chat_server"]),
     "core": ("What every layer uses: the spec and its expressions, the histogram layout, strict\n"
              "JSON, units, paths, config files, interrupts, temporary folders, the terminal filter.",
              ["spec", "expr", "histogram", "jsonio", "units", "paths", "configfile", "interrupts", "tempdirs",
@@ -79,6 +80,7 @@ containers = ["msgbench"]
 layers = [
     "__main__",
     "cli",
+    "capacity_cli",
     "views",
     "running",
     "hosts",
