@@ -38,6 +38,7 @@ build: install
 
 lint:
 	$(PY) -m ruff check msgbench tests scripts
+	$(dir $(PY))lint-imports
 	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== lint $$d"; $(MAKE) -s -C $$d lint || exit 1; done
 
 test-targets:

@@ -3,19 +3,13 @@
 import sys
 from pathlib import Path
 
-from msgbench import (
-    capacity,
-    capacity_run,
-    capacity_view,
-    chat_server,
-    cpus,
-    hosts,
-    placement,
-    probe,
-    results,
-    spec,
-    targets,
-)
+from msgbench.core import spec
+from msgbench.data import results
+from msgbench.hosts import inventory as hosts
+from msgbench.hosts import placement
+from msgbench.running import capacity, capacity_run, probe
+from msgbench.views import capacity_view
+from msgbench.workers import chat_server, cpus, targets
 
 EXAMPLES = ("msgbench capacity pubsub --target nats,redis --slo p99=5ms -p payload_bytes=1024; "
             "msgbench capacity chat --target erlang,go --slo p99=50ms (users at think_ms=5000)")

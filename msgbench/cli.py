@@ -13,41 +13,28 @@ import sys
 import time
 from pathlib import Path
 
-import msgbench.limits as machine_limits
-from msgbench import (
-    __version__,
-    building,
-    builds,
-    calibrate,
-    capacity_cli,
-    capacity_view,
-    compare,
-    cpus,
-    doctor,
-    eta,
-    hosts,
-    paths,
-    placement,
-    probe,
-    procs,
-    results,
-    screen,
-    spec,
-    storefile,
-    suites,
-    tables,
-    targets,
-    terminal,
-    trend,
-    tuning,
-    workload_runs,
-    workloads,
+import msgbench.running.limits as machine_limits
+from msgbench import __version__, capacity_cli
+from msgbench.core import paths, spec, terminal
+from msgbench.core.paths import default_store_path
+from msgbench.data import compare, results, storefile, trend
+from msgbench.data.points import machine_name, machine_text
+from msgbench.data.store import Store, StoreError
+from msgbench.hosts import inventory as hosts
+from msgbench.hosts import placement
+from msgbench.running import building, builds, calibrate, eta, probe, suites, tuning
+from msgbench.running import workloads as workload_runs
+from msgbench.running.runner import (
+    DEFAULT_BUDGET_PRECISION,
+    DEFAULT_TIMEOUT_S,
+    PlanError,
+    drop_target,
+    execute,
+    plan_run,
 )
-from msgbench.formats import markdown, otp, registry
-from msgbench.paths import default_store_path
-from msgbench.points import machine_name, machine_text
-from msgbench.runner import DEFAULT_BUDGET_PRECISION, DEFAULT_TIMEOUT_S, PlanError, drop_target, execute, plan_run
-from msgbench.store import Store, StoreError
+from msgbench.views import capacity_view, doctor, screen, tables, workloads
+from msgbench.views.formats import markdown, otp, registry
+from msgbench.workers import cpus, procs, targets
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + 13  # as a process killed by SIGPIPE, what a shell expects of `... | head`
@@ -958,7 +945,7 @@ def _percent(text: str) -> float:
 
 
 def cmd_report(args) -> int:
-    from msgbench import report
+    from msgbench.views import report
 
     store = _store(args)
     doc = results.run_document(store, [store.resolve(r) for r in args.runs])
@@ -979,8 +966,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from msgbench import web
-    from msgbench.web.server import StoreUnusable
+    from msgbench.views import web
+    from msgbench.views.web.server import StoreUnusable
 
     path = args.store or default_store_path()
     Store(path).close()  # a store that cannot be used is said now, in one line, not on the page

@@ -24,7 +24,7 @@ import time
 
 from websockets.asyncio.client import connect
 
-from msgbench import targets
+from msgbench.workers import targets
 
 
 def main() -> int:

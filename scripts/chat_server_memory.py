@@ -21,7 +21,7 @@ import sys
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from msgbench import targets
+from msgbench.workers import targets
 
 GROUP_SIZE = 10
 HISTORY = 10

@@ -22,7 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from msgbench import cli, runner, spec, stats, targets  # noqa: E402
+from msgbench import cli  # noqa: E402
+from msgbench.core import spec  # noqa: E402
+from msgbench.data import stats  # noqa: E402
+from msgbench.running import runner  # noqa: E402
+from msgbench.workers import targets  # noqa: E402
 
 
 def main() -> int:

@@ -49,7 +49,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
 fi
 
 echo "msgbench: looking for missing runtimes and services" >&2
-packages=$(.venv/bin/python -c 'from msgbench.targets import missing_packages; print(" ".join(missing_packages()))')
+packages=$(.venv/bin/python -c 'from msgbench.workers.targets import missing_packages; print(" ".join(missing_packages()))')
 if [ "$with_tests" = 1 ] && ! command -v chromium >/dev/null; then
   packages="$packages chromium"
 fi

@@ -79,8 +79,7 @@ type = "layers"
 containers = ["msgbench"]
 layers = [
     "__main__",
-    "cli",
-    "capacity_cli",
+    "cli : capacity_cli",
     "views",
     "running",
     "hosts",

@@ -20,9 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from msgbench import points, results, spec, stats  # noqa: E402
-from msgbench.paths import default_store_path  # noqa: E402
-from msgbench.store import Store  # noqa: E402
+from msgbench.core import spec  # noqa: E402
+from msgbench.core.paths import default_store_path  # noqa: E402
+from msgbench.data import points, results, stats  # noqa: E402
+from msgbench.data.store import Store  # noqa: E402
 
 AGREE = 0.05
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import targets
+from msgbench.workers import targets
 
 FIXTURE_TARGETS = Path(__file__).parent / "fixtures" / "targets"
 

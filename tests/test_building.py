@@ -4,8 +4,8 @@ each one's failure kept with its message, and the times remembered."""
 import json
 import threading
 
-from msgbench import building
 from msgbench.cli import main
+from msgbench.running import building
 
 
 def test_two_jobs_really_build_side_by_side(tmp_path):

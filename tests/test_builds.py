@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from msgbench.builds import BuildError, load_file, parse_option
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.running.builds import BuildError, load_file, parse_option
 
 
 def run_cli(*args) -> int:
@@ -229,7 +229,7 @@ def test_a_build_named_twice_and_an_unknown_target_are_refused(fake_targets, cap
 
 
 def test_the_page_and_the_report_draw_one_series_per_build(fake_targets, tmp_path, capsys):
-    from msgbench.web import shape
+    from msgbench.views.web import shape
 
     assert run_cli("run", "fanin", "--target", "fake", "--sweep", "senders=1,2", "--repeat", "2", "--warmup", "0",
                    "--build", "fake:before", "--build", "fake:after", "--no-build") == 0

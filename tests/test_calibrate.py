@@ -3,9 +3,10 @@ section lasts --min-time; the point keeps the parameters it was asked for."""
 
 import pytest
 
-from msgbench import calibrate, spec
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.core import spec
+from msgbench.data.store import Store
+from msgbench.running import calibrate
 
 # The fake "paced" variant's laps take 1 ms of real time each: m=10 lasts 10 ms.
 PACED = ["run", "ring", "--target", "fake", "--variant", "paced", "-p", "n=10", "-p", "m=10", "--repeat", "2",

@@ -7,11 +7,14 @@ import io
 
 import pytest
 
-from msgbench import capacity, capacity_run, capacity_view, chat_server, results, targets
 from msgbench.cli import main
-from msgbench.report import html
-from msgbench.store import Store
-from msgbench.web import shape
+from msgbench.data import results
+from msgbench.data.store import Store
+from msgbench.running import capacity, capacity_run
+from msgbench.views import capacity_view
+from msgbench.views.report import html
+from msgbench.views.web import shape
+from msgbench.workers import chat_server, targets
 from tests.conftest import FIXTURE_TARGETS
 
 KNEE = 20_000

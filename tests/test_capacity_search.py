@@ -1,12 +1,13 @@
-"""The capacity search's logic (msgbench/capacity.py), without processes: systems that
+"""The capacity search's logic (msgbench/running/capacity.py), without processes: systems that
 hold every load up to a known one, judged by a rule."""
 
 import itertools
 
 import pytest
 
-from msgbench import capacity, histogram
-from msgbench.capacity import Observation, Search
+from msgbench.core import histogram
+from msgbench.running import capacity
+from msgbench.running.capacity import Observation, Search
 
 
 def search_against(knee: float, **options) -> Search:

@@ -9,9 +9,11 @@ import types
 
 import pytest
 
-from msgbench import chat_server, results, spec, targets
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.core import spec
+from msgbench.data import results
+from msgbench.data.store import Store
+from msgbench.workers import chat_server, targets
 from tests.conftest import processes_matching
 
 # Stress paced by a 1 ms listen after each send: the fake server is Python, and an
@@ -147,8 +149,8 @@ def test_chat_server_variants_must_name_variants_that_run_chat(tmp_path):
 
 
 def test_a_target_without_a_chat_server_gets_an_n_a_row_in_a_suite(fake_targets, monkeypatch):
-    from msgbench import suites
-    from msgbench.runner import plan_run
+    from msgbench.running import suites
+    from msgbench.running.runner import plan_run
 
     fake = targets.target("fake")
     monkeypatch.setitem(targets.registry(), "noserver", dataclasses.replace(fake, name="noserver", chat_server=()))

@@ -8,9 +8,10 @@ runtime is missing is skipped, except in CI (MSGBENCH_REQUIRE_ALL_TARGETS=1)."""
 
 import pytest
 
-from msgbench import chat_server, results, targets
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data import results
+from msgbench.data.store import Store
+from msgbench.workers import chat_server, targets
 from tests.conftest import processes_matching, ready_target
 
 pytestmark = pytest.mark.targets

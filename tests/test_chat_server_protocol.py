@@ -32,7 +32,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from msgbench import targets
+from msgbench.workers import targets
 from tests.conftest import MARKER, marked_command_lines, ready_target
 
 pytestmark = pytest.mark.targets

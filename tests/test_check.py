@@ -6,9 +6,9 @@ ends with a short answer per point from the same judgement."""
 
 import pytest
 
-from msgbench import verdict
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data import verdict
+from msgbench.data.store import Store
 
 FANIN = {"senders": 4, "duration_ms": 200, "mix": [{"percent": 100, "kind": "message", "size": 1}]}
 

@@ -2,9 +2,9 @@
 
 import copy
 
-from msgbench import results, stats
-from msgbench.compare import compare_runs, regressions
-from msgbench.report.findings import findings
+from msgbench.data import results, stats
+from msgbench.data.compare import compare_runs, regressions
+from msgbench.views.report.findings import findings
 from tests.report.report_fixtures import make_doc
 
 TWO_GROUPS = [14.0e3, 30.1e3, 14.2e3, 13.9e3, 30.3e3]  # unbatched redis's two states

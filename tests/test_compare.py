@@ -3,7 +3,7 @@ can tell them apart, with a verdict a CI gate can act on."""
 
 import pytest
 
-from msgbench.compare import compare, compare_builds, compare_runs, regressions, side
+from msgbench.data.compare import compare, compare_builds, compare_runs, regressions, side
 
 
 def _fanin(size: int, values: list[float], build: str = "") -> list[dict]:

@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from msgbench import noise, results
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data import noise, results
+from msgbench.data.store import Store
 from tests.conftest import marked_command_lines
 
 BURN = "import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end: pass\n"

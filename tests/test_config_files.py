@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from msgbench import hosts
-from msgbench.builds import BuildError, load_file
-from msgbench.paths import REPO_ROOT
+from msgbench.core.paths import REPO_ROOT
+from msgbench.hosts import inventory as hosts
+from msgbench.running.builds import BuildError, load_file
 from tests.test_runner import run_cli
 
 

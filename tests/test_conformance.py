@@ -13,9 +13,12 @@ import re
 
 import pytest
 
-from msgbench import placement, runner, services, spec, targets
-from msgbench.groups import group_alive
-from msgbench.worker import run_worker
+from msgbench.core import spec
+from msgbench.hosts import placement
+from msgbench.running import runner, services
+from msgbench.workers import targets
+from msgbench.workers.groups import group_alive
+from msgbench.workers.worker import run_worker
 from tests.conftest import ready_target
 
 pytestmark = pytest.mark.targets

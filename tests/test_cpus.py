@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from msgbench import cpus
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.workers import cpus
 
 RING = ["run", "ring", "--target", "fake", "-p", "n=10", "-p", "m=1", "--repeat", "2", "--warmup", "0",
         "--no-build"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from msgbench import expr, histogram, spec
+from msgbench.core import expr, histogram, spec
 
 
 def verify_names(wl: spec.Workload) -> set[str]:

@@ -2,9 +2,9 @@
 
 import re
 
-from msgbench import targets
-from msgbench.paths import REPO_ROOT
-from msgbench.store import Store
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data.store import Store
+from msgbench.workers import targets
 from tests.test_runner import run_cli
 
 TARGET_TOML = """name = "mini"

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import results, tables, units
 from msgbench.cli import main
+from msgbench.core import units
+from msgbench.data import results
+from msgbench.views import tables
 from tests.conftest import FIXTURE_TARGETS
 from tests.report.report_fixtures import make_doc
 

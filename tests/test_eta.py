@@ -1,10 +1,10 @@
 """Before a run: how long it should take, from the worker wall times of the same points in
 earlier runs; points never measured are counted, not guessed."""
 
-from msgbench import eta, suites
 from msgbench.cli import main
-from msgbench.runner import plan_run
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.running import eta, suites
+from msgbench.running.runner import plan_run
 
 
 def _plan(repeat: int, warmup: int, ns=(10,)):

@@ -1,6 +1,6 @@
 import pytest
 
-from msgbench import expr
+from msgbench.core import expr
 
 
 def test_arithmetic_and_comparisons():

@@ -1,10 +1,10 @@
 import pytest
 
 from msgbench.cli import main
-from msgbench.points import value_text
-from msgbench.spec import ParamError
-from msgbench.worker import Outcome
-from msgbench.workload_runs import fanin
+from msgbench.core.spec import ParamError
+from msgbench.data.points import value_text
+from msgbench.running.workloads import fanin
+from msgbench.workers.worker import Outcome
 
 
 def test_mix_shorthand():

@@ -3,9 +3,9 @@
 import pytest
 
 from msgbench.cli import main
-from msgbench.formats import registry
-from msgbench.store import Store
-from msgbench.web import shape
+from msgbench.data.store import Store
+from msgbench.views.formats import registry
+from msgbench.views.web import shape
 
 # What each format carries of a measurement (the OTP format: one figure per point).
 LOSSLESS = {"json", "csv", "md"}
@@ -72,7 +72,7 @@ def test_markdown_keeps_its_document_out_of_sight_and_safe(stored_run, capsys):
 
 
 def test_a_note_cannot_close_the_markdown_comment():
-    from msgbench.formats import markdown
+    from msgbench.views.formats import markdown
 
     doc = {"format": "msgbench-results", "version": 1, "runs": [{
         "id": "r1", "created_at": "2026-11-25T00:00:00+00:00", "status": "complete", "command": "x",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from msgbench import histogram
+from msgbench.core import histogram
 
 # v -> bucket index: the vectors each language's histogram function is tested against.
 # Worked by hand: 10**6 has 20 bits, so shift 13 and index 13 * 64 + (10**6 >> 13) = 832 + 122.

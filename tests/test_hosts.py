@@ -1,5 +1,5 @@
 """Roles placed on hosts over real ssh: three network namespaces on one bridge, each with
-its own sshd on a key made for the test (msgbench.testbed), reached through msgbench's
+its own sshd on a key made for the test (msgbench.hosts.testbed), reached through msgbench's
 real ssh path (inventory, ssh -G, a multiplexed master, rsync, remote.py)."""
 
 import os
@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import chat_server, chat_split, hosts, placement, remote, sysinfo, targets, testbed, workload_runs
-from msgbench.paths import REPO_ROOT
+from msgbench.core.paths import REPO_ROOT
+from msgbench.hosts import chat_split, placement, remote, testbed
+from msgbench.hosts import inventory as hosts
+from msgbench.running import workloads as workload_runs
+from msgbench.workers import chat_server, sysinfo, targets
 from tests.conftest import processes_matching, ready_target
 from tests.test_runner import only_run, run_cli
 
@@ -129,7 +132,7 @@ def test_groups_are_split_whole_and_facts_merged_without_averaging_percentiles()
     assert chat_split.split_groups(4, 4) == [(0, 1), (1, 1), (2, 1), (3, 1)]
     with pytest.raises(chat_split.SplitError, match="need at least as many groups"):
         chat_split.split_groups(1, 2)
-    from msgbench.worker import Outcome
+    from msgbench.workers.worker import Outcome
 
     def generator(sent, window_ns, latency, lead):
         measured = {"received_in_window": sent - 1, "loadgen_cpu_ns": 10, "send_window_ns": window_ns,
@@ -303,7 +306,7 @@ def test_pubsub_broker_sources_and_receivers_on_three_hosts(bed, tmp_path, monke
     assert len(reports) == 2  # the receivers' (h3, relayed by the sources) and the sources' own
     assert f"service nats on nats://{bed.hosts['h1']}:" in " ".join(run["notes"])
     assert set(run["metadata"]["hosts"]) == {"h1", "h2", "h3"}
-    from msgbench.store import Store
+    from msgbench.data.store import Store
 
     store = Store(tmp_path / "store.sqlite")
     log = store.logs(run["id"])["nats"]

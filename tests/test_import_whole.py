@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from msgbench import results
-from msgbench import store as store_module
 from msgbench.cli import main
-from msgbench.formats import registry
-from msgbench.store import Store, StoreError
+from msgbench.data import results
+from msgbench.data import store as store_module
+from msgbench.data.store import Store, StoreError
+from msgbench.views.formats import registry
 from tests.test_otp_import import FIRST
 from tests.test_store_reliability import imported, measurement
 

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from msgbench import jsonio, results, spec
-from msgbench.paths import REPO_ROOT
-from msgbench.store import Store
+from msgbench.core import jsonio, spec
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data import results
+from msgbench.data.store import Store
 from tests.conftest import FIXTURE_TARGETS
 from tests.test_runner import only_run, run_cli
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 import time
 
-from msgbench.paths import REPO_ROOT
-from msgbench.store import Store
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data.store import Store
 from tests.conftest import FIXTURE_TARGETS, processes_matching
 
 

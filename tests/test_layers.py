@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import cli, placement, runner, spec, workload_runs, workloads
+from msgbench import cli
+from msgbench.core import spec
+from msgbench.hosts import placement
+from msgbench.running import runner
+from msgbench.running import workloads as workload_runs
+from msgbench.views import workloads
 
 
 @pytest.mark.parametrize("module", [runner, cli], ids=lambda m: m.__name__)

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from msgbench import cli, limits
-from msgbench.report import html
-from msgbench.report import limits as report_limits
-from msgbench.store import Store
+from msgbench import cli
+from msgbench.data.store import Store
+from msgbench.running import limits
+from msgbench.views.report import html
+from msgbench.views.report import limits as report_limits
 
 GOOD = {
     "memcpy_bytes_per_s": 1e10, "memcpy_copies": 10, "memcpy_copy_bytes": 67108864,

@@ -1,8 +1,10 @@
 """`msgbench list`: one line per workload, target and suite; a word keeps only what it
 names, in full; a word that names nothing is a one-line error."""
 
-from msgbench import spec, suites, targets
 from msgbench.cli import main
+from msgbench.core import spec
+from msgbench.running import suites
+from msgbench.workers import targets
 
 
 def test_list_is_one_line_each_and_names_every_default(fake_targets, capsys):

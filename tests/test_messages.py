@@ -12,10 +12,13 @@ import urllib.request
 
 import pytest
 
-from msgbench import cli, placement, targets, terminal  # cli first: msgbench.web alone imports in a cycle
-from msgbench.paths import REPO_ROOT
-from msgbench.store import Store
-from msgbench.web.server import make_server
+from msgbench import cli  # cli first: msgbench.views.web alone imports in a cycle
+from msgbench.core import terminal  # cli first: msgbench.views.web alone imports in a cycle
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data.store import Store
+from msgbench.hosts import placement  # cli first: msgbench.views.web alone imports in a cycle
+from msgbench.views.web.server import make_server
+from msgbench.workers import targets  # cli first: msgbench.views.web alone imports in a cycle
 from tests.test_store_reliability import imported, measurement
 
 PYTHON = sys.executable
@@ -83,7 +86,7 @@ def test_a_store_broken_while_served_is_a_server_fault_not_no_such_run(tmp_path,
     def serve(host, port, list_runs, load_run):
         served["list_runs"], served["load_run"] = list_runs, load_run
 
-    monkeypatch.setattr("msgbench.web.serve", serve)
+    monkeypatch.setattr("msgbench.views.web.serve", serve)
     assert cli.main(["--store", str(path), "serve", "--port", "0"]) == 0
     server = make_server("127.0.0.1", 0, served["list_runs"], served["load_run"])
     threading.Thread(target=server.serve_forever, daemon=True).start()

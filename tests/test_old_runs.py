@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from msgbench.cli import main
-from msgbench.formats import registry
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.views.formats import registry
 
 OLD_STORE = Path(__file__).parent / "fixtures" / "stores" / "before-thin-contract.sqlite"
 

@@ -3,9 +3,9 @@ large_throughput_benchmark's raw output, whose `#Name:` notes break a result row
 several lines, and several runs pasted one after another with the same label."""
 
 from msgbench.cli import main
-from msgbench.formats import otp, registry
-from msgbench.store import Store
-from msgbench.web import shape
+from msgbench.data.store import Store
+from msgbench.views.formats import otp, registry
+from msgbench.views.web import shape
 
 SEND = ("Scenario: Send Throughput, send_duration=1000 ms,  100.000000% {exit_signal_size,1}, "
         "Spawn Options=[{message_queue_data,off_heap}]$")

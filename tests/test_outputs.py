@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from msgbench import terminal
-from msgbench.formats import csvfmt, markdown
-from msgbench.paths import REPO_ROOT
+from msgbench.core import terminal
+from msgbench.core.paths import REPO_ROOT
+from msgbench.views.formats import csvfmt, markdown
 
 PYTHON = sys.executable
 HOSTILE = ["\x1b]52;c;ZWNobyBwd25lZA==\x07", "\x1b]0;owned\x07", "\x1b[2J\x1b[H", "\x9b2J", "bell\x07", "del\x7f"]

@@ -13,10 +13,11 @@ import urllib.request
 
 import pytest
 
-from msgbench import cli, results
-from msgbench.formats import markdown, registry
-from msgbench.paths import REPO_ROOT
-from msgbench.web import shape
+from msgbench import cli
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data import results
+from msgbench.views.formats import markdown, registry
+from msgbench.views.web import shape
 from tests.test_store_reliability import imported, measurement
 
 PYTHON = sys.executable

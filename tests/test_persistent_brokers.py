@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from msgbench import catalogue, targets
 from msgbench.cli import main as run_cli
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.workers import catalogue, targets
 from tests.conftest import ready_target
 from tests.test_services import need, pid_gone
 

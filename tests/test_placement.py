@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from msgbench import placement
+from msgbench.hosts import placement
 from tests.test_runner import only_run, run_cli
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -49,7 +49,7 @@ def test_namespace_is_removed_when_the_run_is_interrupted(fake_targets, monkeypa
         assert set(namespaces()) - before, "the namespace should exist while measuring"
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("msgbench.runner.run_worker", interrupt)
+    monkeypatch.setattr("msgbench.running.runner.run_worker", interrupt)
     assert run_cli("run", "socket", "--target", "fake", "-p", "placement=remote", "--no-build") == 130
     assert set(namespaces()) == before
 
@@ -61,7 +61,7 @@ def test_remote_without_root_is_refused_before_launch(fake_targets, monkeypatch,
 
 
 def test_ssh_remote_wraps_the_server_command(fake_targets):
-    from msgbench import targets
+    from msgbench.workers import targets
 
     t = targets.target("fake")
     peers = placement.Peers([], remote="bench@192.0.2.7", remote_dir="/opt/msgbench/targets/fake")

@@ -2,7 +2,7 @@
 a point that does not get there within --max-repeat says so."""
 
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data.store import Store
 
 RING = ["run", "ring", "--target", "fake", "-p", "n=10", "--sweep", "m=1,2", "--repeat", "3", "--warmup", "0",
         "--no-build"]

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import cpus, probe, report, results
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data import results
+from msgbench.data.store import Store
+from msgbench.running import probe
+from msgbench.views import report
+from msgbench.workers import cpus
 
 LIMITS_SOURCE = Path(__file__).parent.parent / "targets" / "c" / "src" / "limits.c"
 RUN = ["run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "1", "--warmup", "0", "--no-build"]

@@ -18,10 +18,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from msgbench import interrupts, placement, procs, targets
-from msgbench.paths import REPO_ROOT
-from msgbench.store import Store
-from msgbench.worker import run_worker
+from msgbench.core import interrupts
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data.store import Store
+from msgbench.hosts import placement
+from msgbench.workers import procs, targets
+from msgbench.workers.worker import run_worker
 from tests.conftest import FIXTURE_TARGETS
 
 PYTHON = sys.executable

@@ -1,7 +1,8 @@
 """Which reference variants a run brings along: a reference for one target's variant
 (reference_for = ["c/tuned"]) runs when that variant is measured."""
 
-from msgbench import runner, targets
+from msgbench.running import runner
+from msgbench.workers import targets
 
 
 def reference_variants(measured: set[str]) -> set[str]:

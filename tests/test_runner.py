@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from msgbench import results
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data import results
+from msgbench.data.store import Store
 from tests.conftest import processes_matching
 
 

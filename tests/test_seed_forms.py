@@ -1,5 +1,5 @@
-from msgbench.workloads import chat as seed_chat
-from msgbench.workloads import ring as seed_ring
+from msgbench.views.workloads import chat as seed_chat
+from msgbench.views.workloads import ring as seed_ring
 
 
 def test_chat_block_is_the_seeds_with_the_drain_said_after_it():

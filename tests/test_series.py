@@ -3,7 +3,7 @@
 import json
 import tracemalloc
 
-from msgbench.series import SampleSeries
+from msgbench.workers.series import SampleSeries
 
 
 def sample(k: int) -> dict:

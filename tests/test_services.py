@@ -11,9 +11,11 @@ import time
 
 import pytest
 
-from msgbench import catalogue, services, tempdirs
 from msgbench.cli import main as run_cli
-from msgbench.store import Store
+from msgbench.core import tempdirs
+from msgbench.data.store import Store
+from msgbench.running import services
+from msgbench.workers import catalogue
 from tests.conftest import processes_matching
 
 REQUIRE_ALL = os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS") == "1"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from msgbench import cpus, shield, tuning
 from msgbench.cli import main
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.running import tuning
+from msgbench.workers import cpus, shield
 
 ROOT = Path("/sys/fs/cgroup/cpuset")
 needs_cpusets = pytest.mark.skipif(

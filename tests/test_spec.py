@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from msgbench import spec
-from msgbench.paths import SPEC_DIR
+from msgbench.core import spec
+from msgbench.core.paths import SPEC_DIR
 
 
 def ring():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from msgbench import stats
+from msgbench.data import stats
 
 
 def test_samples_wholly_apart_get_the_smallest_p_there_is():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from msgbench.store import Store, StoreError
+from msgbench.data.store import Store, StoreError
 
 
 def _imported(run_id: str, created_at: str) -> dict:

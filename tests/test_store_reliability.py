@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from msgbench import storefile
-from msgbench.paths import REPO_ROOT
-from msgbench.store import Store, StoreError
+from msgbench.core.paths import REPO_ROOT
+from msgbench.data import storefile
+from msgbench.data.store import Store, StoreError
 from tests.conftest import FIXTURE_TARGETS
 
 PYTHON = sys.executable

@@ -1,6 +1,8 @@
 import pytest
 
-from msgbench import spec, suites, workload_runs
+from msgbench.core import spec
+from msgbench.running import suites
+from msgbench.running import workloads as workload_runs
 
 
 @pytest.mark.parametrize("name", suites.suite_names())
@@ -40,7 +42,8 @@ def test_cases_need_an_x(tmp_path):
 
 
 def test_a_suite_skips_the_points_a_variant_cannot_hold_and_runs_the_rest(fake_targets, monkeypatch, tmp_path):
-    from msgbench import runner, targets
+    from msgbench.running import runner
+    from msgbench.workers import targets
 
     suite = tmp_path / "s.toml"
     suite.write_text('description = "x"\nrepeat = 1\nwarmup = 0\n[[scenario]]\nname = "ring"\nworkload = "ring"\n'

@@ -2,7 +2,8 @@
 
 import statistics
 
-from msgbench import results, screen
+from msgbench.data import results
+from msgbench.views import screen
 
 ABOVE_ONE = "x reference = the tool's performance reached, above 1.00x better than it"
 

@@ -8,8 +8,9 @@ import tomllib
 import jsonschema
 import pytest
 
-from msgbench import catalogue, spec
-from msgbench.paths import REPO_ROOT, SPEC_DIR
+from msgbench.core import spec
+from msgbench.core.paths import REPO_ROOT, SPEC_DIR
+from msgbench.workers import catalogue
 
 TARGET_FILES = sorted((REPO_ROOT / "targets").glob("*/target.toml"))
 SCHEMA = json.loads((SPEC_DIR / "target.schema.json").read_text())

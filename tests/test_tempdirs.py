@@ -2,7 +2,7 @@ import os
 import subprocess
 import tempfile
 
-from msgbench import tempdirs
+from msgbench.core import tempdirs
 
 PREFIX = "msgbench-test-tempdirs-"
 

@@ -5,10 +5,14 @@ import io
 
 import pytest
 
-from msgbench import progress, results, runner, screen, suites, tables, targets, units
 from msgbench.cli import main
-from msgbench.points import UNKNOWN_MACHINE, machine_text
-from msgbench.store import Store
+from msgbench.core import units
+from msgbench.data import results
+from msgbench.data.points import UNKNOWN_MACHINE, machine_text
+from msgbench.data.store import Store
+from msgbench.running import progress, runner, suites
+from msgbench.views import screen, tables
+from msgbench.workers import targets
 
 
 def summary(workload, target, params, metrics, *, status="ok", warnings=(), kinds=None, sweep=None,

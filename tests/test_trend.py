@@ -1,8 +1,8 @@
 """history --trend: a metric over the stored runs in time order, step changes marked."""
 
 from msgbench.cli import main
-from msgbench.store import Store
-from msgbench.trend import trend
+from msgbench.data.store import Store
+from msgbench.data.trend import trend
 
 
 def run_cli(*args) -> int:

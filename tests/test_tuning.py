@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from msgbench import tuning
 from msgbench.cli import main
+from msgbench.running import tuning
 
 CPU = "sys/devices/system/cpu"
 

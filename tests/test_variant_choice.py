@@ -3,10 +3,10 @@ has it, TARGET:NAME to that target only, and a target no item names runs its def
 
 import pytest
 
-from msgbench import targets
 from msgbench.cli import main
-from msgbench.runner import PlanError, _chosen_variants
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.running.runner import PlanError, _chosen_variants
+from msgbench.workers import targets
 
 
 def _names(choice: str) -> list[str]:

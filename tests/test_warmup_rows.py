@@ -2,7 +2,8 @@
 mix answers unsupported there, and the runner measures no repetition after it — keeps
 its row, n/a with the target's reason, in the summary every table and chart reads."""
 
-from msgbench import report, results, screen, tables
+from msgbench.data import results
+from msgbench.views import report, screen, tables
 from tests.report.report_fixtures import measurement
 
 EXIT = {"senders": 2, "duration_ms": 100, "mix": [{"percent": 100, "kind": "exit_signal", "size": 1}]}

@@ -11,7 +11,8 @@ alternating, three times at 16 B and at 1 KiB. Usage, from the repository's root
 import subprocess
 import sys
 
-from msgbench import catalogue, services
+from msgbench.running import services
+from msgbench.workers import catalogue
 
 
 def main(program: str) -> None:

@@ -7,7 +7,7 @@ module (socket) and, optionally, a second run of the same scenarios.
 
 import random
 
-from msgbench import results
+from msgbench.data import results
 
 RING_NS = (1000, 5000, 10000, 50000, 100000)
 RING_MS = (10, 100)

@@ -11,9 +11,10 @@ import threading
 import pytest
 from playwright.sync_api import expect
 
-from msgbench import model, report
-from msgbench.formats import otp
-from msgbench.web import make_server
+from msgbench.data import model
+from msgbench.views import report
+from msgbench.views.formats import otp
+from msgbench.views.web import make_server
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from msgbench import figures, report
+from msgbench.views import figures, report
 from tests.report.test_browser import add, single, site  # noqa: F401  (a fixture)
 from tests.report.test_chart_rules import _brokers, _chat_doc
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from msgbench import figures, report
-from msgbench.formats import otp
+from msgbench.views import figures, report
+from msgbench.views.formats import otp
 from tests.report.test_browser import SEND_1_KEY, add, single, site  # noqa: F401  (a fixture)
 from tests.report.test_sections import series_doc
 
@@ -163,7 +163,7 @@ def test_chat_time_charts_and_the_history_draw_in_the_report(page, tmp_path, scr
 
 
 def test_the_history_rings_its_step_change(page, tmp_path, screenshot_dir):
-    from msgbench.store import Store
+    from msgbench.data.store import Store
     from tests.report.test_history import ring_run
 
     store = Store(tmp_path / "history.sqlite")

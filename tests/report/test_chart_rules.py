@@ -10,9 +10,10 @@ import re
 
 import pytest
 
-from msgbench import figures, model, report, results
-from msgbench.report import findings, png
-from msgbench.report import html as report_html
+from msgbench.data import model, results
+from msgbench.views import figures, report
+from msgbench.views.report import findings, png
+from msgbench.views.report import html as report_html
 from tests.report.report_fixtures import measurement
 
 PUBSUB = {"payload_bytes": 1024, "sources": 1, "source_threads": 1, "receivers": 1, "batching_bytes": 0}
@@ -235,7 +236,7 @@ def test_a_measurements_parts_are_never_faceted_by_target():
 
 
 def test_the_page_draws_by_default_what_the_findings_judge():
-    from msgbench.web import shape
+    from msgbench.views.web import shape
 
     params = {"groups": 5, "clients_per_group": 4, "duration_s": 2, "think_ms": 200}
     out = [measurement("r1", "chat", "chat", "erlang", "default", params, None, rep, False,

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from msgbench.formats import csvfmt
+from msgbench.views.formats import csvfmt
 
 
 def rows_of(text):

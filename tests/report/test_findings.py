@@ -5,8 +5,9 @@ the same short answers at the end of `run` and `show`."""
 
 import pytest
 
-from msgbench import results, screen
-from msgbench.report import findings
+from msgbench.data import results
+from msgbench.views import screen
+from msgbench.views.report import findings
 from tests.report.report_fixtures import measurement
 
 FANIN = {"senders": 4, "duration_ms": 200, "mix": [{"percent": 100, "kind": "message", "size": 1}]}
@@ -94,7 +95,7 @@ def test_the_short_answers_end_on_the_same_judgement():
 
 @pytest.mark.parametrize("values", [STEADY, [v * 1.5 for v in STEADY]])
 def test_the_html_findings_show_a_leader_only_when_significant(values):
-    from msgbench import report
+    from msgbench.views import report
 
     page = report.render_html(_doc(_fanin("go", values) + _fanin("erlang", STEADY)))
     row = page[page.index('data-finding="fanin"'):]
@@ -105,7 +106,7 @@ def test_the_html_findings_show_a_leader_only_when_significant(values):
 
 
 def test_the_findings_open_with_how_many_points_were_noisy_and_why():
-    from msgbench import report
+    from msgbench.views import report
 
     doc = _doc(_fanin("go", [50, 160, 100, 30, 140]) + _fanin("erlang", STEADY))
     summary = doc["runs"][0]["summary"]

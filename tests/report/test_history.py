@@ -2,8 +2,8 @@
 
 import pytest
 
-from msgbench import report
-from msgbench.store import Store
+from msgbench.data.store import Store
+from msgbench.views import report
 from tests.report.report_fixtures import measurement
 
 

@@ -5,8 +5,8 @@ import hashlib
 import json
 import re
 
-from msgbench import report
-from msgbench.report import html
+from msgbench.views import report
+from msgbench.views.report import html
 
 EVIL = '</script><script>alert(1)</script><img src=x onerror="alert(2)">&amp;'
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from msgbench import figures, model, workloads
-from msgbench.report import html
+from msgbench.data import model
+from msgbench.views import figures, workloads
+from msgbench.views.report import html
 
 
 def entries(doc, workload):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from msgbench.formats import otp
+from msgbench.views.formats import otp
 from tests.report.report_fixtures import FANIN_SENDERS, MIXED_10
 
 OFF_HEAP = "Spawn Options=[{message_queue_data,off_heap}]"

@@ -1,7 +1,7 @@
 """PNG figures: one file per chart of the report, drawn without a display."""
 
-from msgbench import report
-from msgbench.report import html, png
+from msgbench.views import report
+from msgbench.views.report import html, png
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -42,7 +42,7 @@ def test_two_y_axes_and_bars_are_drawn():
 def test_a_png_uses_the_traces_colour_marker_and_dash_and_heads_the_legend_by_run(two_runs):
     from matplotlib import colors
 
-    from msgbench import figures
+    from msgbench.views import figures
     section = next(s for s in html.sections_of(two_runs) if s["workload"] == "fanin")
     item = section["items"][0]
     drawn = png.draw(item)

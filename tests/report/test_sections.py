@@ -1,7 +1,8 @@
 """Each workload's pictures: what the ring, fanin and generic sections contain."""
 
-from msgbench import figures, model, workloads
-from msgbench.report.sections import section
+from msgbench.data import model
+from msgbench.views import figures, workloads
+from msgbench.views.report.sections import section
 from tests.report.report_fixtures import FANIN_SENDERS, RING_MS, RING_NS
 
 OTP_SEND_1 = ("Scenario: Send Throughput, send_duration=1000 ms,  100.000000% {message_size,1}, "

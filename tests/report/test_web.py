@@ -7,8 +7,8 @@ import urllib.request
 
 import pytest
 
-from msgbench.formats import csvfmt, otp
-from msgbench.web import make_server, shape
+from msgbench.views.formats import csvfmt, otp
+from msgbench.views.web import make_server, shape
 
 SEND_1_KEY = ("otp|Scenario: Send Throughput, send_duration=1000 ms, 100.000000% {message_size,1}, "
               "Spawn Options=[{message_queue_data,off_heap}]")
@@ -35,7 +35,7 @@ def test_a_json_document_becomes_graphs_keyed_by_scenario(one_run):
 
 
 def test_every_series_carries_its_targets_colour_also_from_otp_text(one_run):
-    from msgbench import figures
+    from msgbench.views import figures
     for source in (shape.parse_text(json.dumps(one_run), "a"),
                    shape.parse_text(otp.render(one_run), "b")):
         send = graph(source, SEND_1_KEY)
