@@ -54,7 +54,9 @@ def register(command) -> None:
 
 
 def settings_from(args) -> capacity_run.Settings:
-    from msgbench.cli import UsageError, _parse_assignment, _percent, param_value
+    from msgbench.cliargs import UsageError, param_value
+    from msgbench.cliargs import parse_assignment as _parse_assignment
+    from msgbench.cliargs import percent as _percent
 
     try:
         slo = capacity.parse_slo(args.slo)
@@ -85,7 +87,9 @@ def settings_from(args) -> capacity_run.Settings:
 
 
 def cmd_capacity(args) -> int:
-    from msgbench.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError, _names, _store
+    from msgbench.cliargs import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+    from msgbench.cliargs import names as _names
+    from msgbench.cliargs import open_store as _store
 
     settings = settings_from(args)
     the_plan, scenario = capacity_run.plan(settings, _names(args.target, "--target"), args.variant)

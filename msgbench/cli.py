@@ -1,7 +1,6 @@
 """The msgbench command line."""
 
 import argparse
-import contextlib
 import difflib
 import functools
 import json
@@ -15,6 +14,18 @@ from pathlib import Path
 
 import msgbench.running.limits as machine_limits
 from msgbench import __version__, capacity_cli
+from msgbench.cliargs import (  # shared with capacity_cli: the arguments every command reads alike
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    param_value,
+)
+from msgbench.cliargs import names as _names
+from msgbench.cliargs import open_store as _store
+from msgbench.cliargs import parse_assignment as _parse_assignment
+from msgbench.cliargs import percent as _percent
 from msgbench.core import paths, spec, terminal
 from msgbench.core.paths import default_store_path
 from msgbench.data import compare, results, storefile, trend
@@ -34,18 +45,13 @@ from msgbench.running.runner import (
 )
 from msgbench.views import capacity_view, doctor, screen, tables, workloads
 from msgbench.views.formats import markdown, otp, registry
-from msgbench.workers import cpus, procs, targets
+from msgbench.workers import cpus, targets
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + 13  # as a process killed by SIGPIPE, what a shell expects of `... | head`
 
 
 # What run and show print: a view for the terminal, or any file format export writes.
 VIEWS = ["table", "seed", *registry.names()]
-
-
-class UsageError(ValueError):
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,32 +256,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _store(args) -> Store:
-    store = Store(args.store or default_store_path())
-    # Runs whose harness died (even by SIGKILL). A store that cannot be written now
-    # (read-only, locked) is still read; the next start marks them.
-    with contextlib.suppress(sqlite3.OperationalError):
-        store.mark_abandoned(procs.harness_alive)
-    return store
-
-
-def _parse_assignment(text: str, what: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise UsageError(f"{what} {text!r} must look like NAME=VALUE")
-    return name.strip(), value.strip()
-
-
-def param_value(wl: spec.Workload, name: str, text: str):
-    """A -p NAME=TEXT value as the workload takes it, or a ParamError naming the parameter."""
-    if name not in wl.params:
-        raise spec.ParamError(
-            f"unknown parameter {name!r} for workload {wl.name}; its parameters are: {', '.join(wl.params)}"
-        )
-    special = workload_runs.plugin(wl.name).parse_value(name, text)
-    return special if special is not None else spec.coerce(name, wl.params[name], text)
 
 
 def _adhoc_scenario(args) -> suites.Scenario:
@@ -512,19 +492,6 @@ def _refuse_skipped_builds(plan, declared: dict, allowed: bool) -> None:
     raise UsageError(f"build{'s' if len(missing) > 1 else ''} {', '.join(missing)} cannot run"
                      f"{' (' + '; '.join(reasons) + ')' if reasons else ''}: fix "
                      f"{'them' if len(missing) > 1 else 'it'}, or pass --allow-skipped-builds to measure the others")
-
-
-def _names(text: str | None, option: str) -> list[str] | None:
-    """A comma-separated list of names, each at most once (a name twice would measure it twice)."""
-    if not text:
-        return None
-    names = [n.strip() for n in text.split(",")]
-    if "" in names:
-        raise UsageError(f"{option} {text!r} has an empty name; give names separated by commas")
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise UsageError(f"{option} {text!r} names {', '.join(twice)} more than once; name each once")
-    return names
 
 
 def _min_time(args, suite) -> float:
@@ -931,17 +898,6 @@ def _count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a count: give a whole number from 1, e.g. 20")
     return value
-
-
-def _percent(text: str) -> float:
-    """--max-slowdown: 5% or 5 (percent), 0 to 1000."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or not 0 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage from 0 to 1000 (e.g. 5%)")
-    return value / 100
 
 
 def cmd_report(args) -> int:

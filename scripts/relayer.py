@@ -43,7 +43,7 @@ LAYERS = {
     "workers": ("The workers on this machine: the target registry, one worker run and its protocol,\n"
                 "the supervisor and the process groups they run under, the CPUs they are placed on,\n"
                 "the machine facts and the brokers' catalogue, the chat server kind's commands.",
-                ["targets", "worker", "series", "procs", "groups", "cpus", "shield", "sysinfo", "catalogue",
+                ["targets", "worker", "series", "procs", "groups", "cpus", "cpulist", "shield", "sysinfo", "catalogue",
                  "chat_server"]),
     "core": ("What every layer uses: the spec and its expressions, the histogram layout, strict\n"
              "JSON, units, paths, config files, interrupts, temporary folders, the terminal filter.",
@@ -80,6 +80,7 @@ containers = ["msgbench"]
 layers = [
     "__main__",
     "cli : capacity_cli",
+    "cliargs",
     "views",
     "running",
     "hosts",

@@ -36,6 +36,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from msgbench.workers.cpulist import cpu_list, parse_cpu_list
+
 BASE_ENV = "MSGBENCH_CPUSET_ROOT"
 SYSFS_ROOT_ENV = "MSGBENCH_SYSFS_ROOT"  # msgbench/running/tuning.py's fake tree: no real cpuset under it
 CPUSET_MOUNT = "sys/fs/cgroup/cpuset"
@@ -53,8 +55,6 @@ class Shield:
     measured_path: str  # the cpuset a measured process enters
 
     def describe(self) -> str:
-        from msgbench.workers.cpus import cpu_list
-
         return (f"shielded: CPUs {cpu_list(self.measured)} for measurements only; the rest of the "
                 f"machine on {cpu_list(self.rest)} (msgbench tune --revert undoes it)")
 
@@ -69,8 +69,6 @@ def available() -> bool:
 
 
 def _parse(text: str) -> frozenset[int]:
-    from msgbench.workers.cpus import parse_cpu_list
-
     return parse_cpu_list(text.strip())
 
 
@@ -136,8 +134,6 @@ def _move(pid: int, to: Path) -> bool:
 
 
 def _make(folder: Path, cpus: frozenset[int], mems: str) -> None:
-    from msgbench.workers.cpus import cpu_list
-
     folder.mkdir(exist_ok=True)
     (folder / "cpuset.cpus").write_text(cpu_list(cpus))
     (folder / "cpuset.mems").write_text(mems)
@@ -152,8 +148,6 @@ def _threads(pid: int) -> list[int]:
 
 def _own_masks(pids: list[int], every: frozenset[int]) -> dict[str, str]:
     """Thread id -> its CPU list, for the threads whose mask is narrower than `every`."""
-    from msgbench.workers.cpus import cpu_list
-
     found = {}
     for pid in pids:
         for tid in _threads(pid):
@@ -169,8 +163,6 @@ def _own_masks(pids: list[int], every: frozenset[int]) -> dict[str, str]:
 def build(rest: frozenset[int], measured: frozenset[int], state: Path) -> list[str]:
     """Create the two cpusets and move every process of the base into `rest`; `state` keeps
     the threads' own CPU masks for remove()."""
-    from msgbench.workers.cpus import cpu_list
-
     if not available():
         raise ShieldError(f"no cgroup v1 cpuset hierarchy at {base()}: cannot shield the measured CPUs "
                           "(cgroup v2: boot with isolcpus= instead)")
