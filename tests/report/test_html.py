@@ -116,3 +116,15 @@ def test_a_document_without_summaries_is_summarised(one_run):
 def test_the_report_of_an_empty_run_still_renders():
     page = report.render_html({"runs": [{"id": "empty", "measurements": [], "summary": []}]})
     assert 'data-run="empty"' in page and "data-workload" not in page
+
+
+def test_each_section_opens_on_its_figures_with_the_method_one_click_away(every_workload):
+    page = report.render_html(every_workload)
+    for workload in ("ring", "fanin", "socket", "pubsub", "chat"):
+        section = page[page.index(f'data-workload="{workload}"'):]
+        section = section[:section.index("</section>")]
+        # Between the heading and the first figure: one summary line, the paragraph folded.
+        before_figure = section[:section.index('class="figure"')]
+        assert '<details class="description"><summary>How it is measured' in before_figure
+        assert '<p class="description">' not in section
+        assert re.sub(r"<details.*?</details>", "", before_figure, flags=re.S).count("<p") == 0

@@ -245,10 +245,12 @@ def _section_html(s: dict) -> str:
     e = html.escape
     parts = [f'<section class="workload" id="section-{e(s["id"])}" '
              f'data-workload="{e(s["workload"])}">', f"<h2>{e(s['title'])}</h2>"]
-    if s["description"]:
-        parts.append(f'<p class="description">{e(s["description"])}</p>')
-    if s["seed"]:
-        parts.append(f'<p class="seed">Reproduces seed {e(s["seed"])}.</p>')
+    # The figures come first: how the workload is measured (the spec's paragraph, 10 to 20
+    # lines) is one click away, under a line that names the seed it reproduces.
+    if s["description"] or s["seed"]:
+        seed = f" (reproduces seed {e(s['seed'])})" if s["seed"] else ""
+        parts.append(f'<details class="description"><summary>How it is measured{seed}</summary>'
+                     f'<p>{e(s["description"] or "")}</p></details>')
     if not s["items"]:
         parts.append('<p class="empty">Nothing to draw: no summary has a number.</p>')
     for row, items in itertools.groupby(s["items"], key=lambda item: item.get("row")):
