@@ -70,8 +70,9 @@ function main() {
   let connections = 0;
   const stats = () => {
     const memory = process.memoryUsage();
+    const rss = rssBytes(); // before the peak: read after it, a growing RSS could pass the peak read first
     return JSON.stringify({
-      peak_rss_bytes: peakRssBytes(), rss_bytes: rssBytes(), cpu_ns: cpuNs(), connections,
+      peak_rss_bytes: peakRssBytes(), rss_bytes: rss, cpu_ns: cpuNs(), connections,
       processes: threads(),
       runtime: {
         total_bytes: memory.heapTotal + memory.external, heap_used_bytes: memory.heapUsed,
