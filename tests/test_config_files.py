@@ -110,7 +110,7 @@ def merge_bomb(levels: int, width: int = 7) -> str:
 def load_in_a_child(path, timeout_s: float) -> subprocess.CompletedProcess:
     """load_inventory in a process of its own, so that a loader that would run for hours
     fails the test at timeout_s instead of hanging it."""
-    code = ("import sys; from msgbench import hosts\n"
+    code = ("import sys; from msgbench.hosts import inventory as hosts\n"
             "try:\n    hosts.load_inventory(sys.argv[1])\nexcept hosts.HostError as e:\n    print(e)\n")
     return subprocess.run([sys.executable, "-c", code, str(path)], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=timeout_s)

@@ -98,7 +98,8 @@ def test_a_harness_killed_with_sigkill_takes_its_broker_along_and_the_next_sweep
     sid_file = tmp_path / "sid"
     script = textwrap.dedent(f"""
         import time
-        from msgbench import catalogue, services
+        from msgbench.running import services
+        from msgbench.workers import catalogue
         running = services.Running(catalogue.spec({name!r}))
         running.start()
         open({str(sid_file)!r}, "w").write(" ".join(str(p.pid) for p in running.procs))

@@ -14,7 +14,8 @@ defmodule MsgbenchEx.ChatServer.Connection do
   def start(socket), do: GenServer.start(__MODULE__, socket)
 
   @impl true
-  def init(socket), do: {:ok, %{socket: socket, buffer: "", role: :new, history: :queue.new(), kept: 0, limit: 0}}
+  def init(socket),
+    do: {:ok, %{socket: socket, buffer: "", partial: nil, role: :new, history: :queue.new(), kept: 0, limit: 0}}
 
   @impl true
   def handle_info(:handshake, state) do
@@ -40,9 +41,9 @@ defmodule MsgbenchEx.ChatServer.Connection do
   defp connections, do: :persistent_term.get(:msgbench_connections)
 
   defp frames(state) do
-    {frames, rest} = WebSocket.parse(state.buffer)
+    {frames, rest, partial} = WebSocket.parse(state.buffer, state.partial)
 
-    case Enum.reduce_while(frames, %{state | buffer: rest}, &frame/2) do
+    case Enum.reduce_while(frames, %{state | buffer: rest, partial: partial}, &frame/2) do
       {:closed, state} ->
         {:stop, :normal, state}
 

@@ -40,33 +40,62 @@ defmodule MsgbenchEx.WebSocket do
     end
   end
 
-  @typedoc "A whole frame: its opcode and unmasked payload."
-  @type frame :: {:text | :binary | :close | :ping | :pong | :continuation, binary()}
+  @typedoc "A whole message: its opcode and unmasked payload (fragments joined)."
+  @type frame :: {:text | :binary | :close | :ping | :pong, binary()}
 
-  @doc "Takes the whole frames at the front of buffer: `{frames, rest}`."
-  @spec parse(binary(), [frame()]) :: {[frame()], binary()}
-  def parse(buffer, acc \\ []) do
+  @typedoc "A message whose first fragments have come (RFC 6455 5.4), or nil."
+  @type partial :: nil | {:text | :binary, [binary()]}
+
+  @doc """
+  Takes the whole messages at the front of buffer: `{messages, rest, partial}`. A
+  fragmented message (a first frame without FIN, then continuation frames) comes out
+  whole once its last fragment has; control frames may come between its fragments.
+  """
+  @spec parse(binary(), partial(), [frame()]) :: {[frame()], binary(), partial()}
+  def parse(buffer, partial \\ nil, acc \\ []) do
     case frame(buffer) do
-      {frame, rest} -> parse(rest, [frame | acc])
-      :more -> {Enum.reverse(acc), buffer}
+      {{fin, kind, payload}, rest} ->
+        case assemble(fin, kind, payload, partial) do
+          {:message, message, partial} -> parse(rest, partial, [message | acc])
+          {:partial, partial} -> parse(rest, partial, acc)
+        end
+
+      :more ->
+        {Enum.reverse(acc), buffer, partial}
     end
   end
 
-  defp frame(<<_fin::1, _rsv::3, op::4, masked::1, 127::7, len::64, rest::binary>>), do: body(op, masked, len, rest)
-  defp frame(<<_fin::1, _rsv::3, op::4, masked::1, 126::7, len::16, rest::binary>>), do: body(op, masked, len, rest)
+  defp assemble(_fin, kind, payload, partial) when kind in [:close, :ping, :pong],
+    do: {:message, {kind, payload}, partial}
 
-  defp frame(<<_fin::1, _rsv::3, op::4, masked::1, len::7, rest::binary>>) when len < 126,
-    do: body(op, masked, len, rest)
+  defp assemble(1, kind, payload, nil) when kind in [:text, :binary], do: {:message, {kind, payload}, nil}
+  defp assemble(0, kind, payload, nil) when kind in [:text, :binary], do: {:partial, {kind, [payload]}}
+
+  defp assemble(1, :continuation, payload, {kind, parts}),
+    do: {:message, {kind, IO.iodata_to_binary(Enum.reverse([payload | parts]))}, nil}
+
+  defp assemble(0, :continuation, payload, {kind, parts}), do: {:partial, {kind, [payload | parts]}}
+  # A continuation with nothing to continue, or a new message inside one: a protocol error.
+  defp assemble(_fin, _kind, _payload, _partial), do: {:message, {:close, ""}, nil}
+
+  defp frame(<<fin::1, _rsv::3, op::4, masked::1, 127::7, len::64, rest::binary>>),
+    do: body(fin, op, masked, len, rest)
+
+  defp frame(<<fin::1, _rsv::3, op::4, masked::1, 126::7, len::16, rest::binary>>),
+    do: body(fin, op, masked, len, rest)
+
+  defp frame(<<fin::1, _rsv::3, op::4, masked::1, len::7, rest::binary>>) when len < 126,
+    do: body(fin, op, masked, len, rest)
 
   defp frame(_), do: :more
 
-  defp body(op, masked, len, data) do
+  defp body(fin, op, masked, len, data) do
     case {masked, data} do
       {1, <<key::binary-size(4), payload::binary-size(len), rest::binary>>} ->
-        {{opcode(op), unmask(payload, key)}, rest}
+        {{fin, opcode(op), unmask(payload, key)}, rest}
 
       {0, <<payload::binary-size(len), rest::binary>>} ->
-        {{opcode(op), payload}, rest}
+        {{fin, opcode(op), payload}, rest}
 
       _ ->
         :more

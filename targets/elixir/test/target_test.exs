@@ -53,9 +53,22 @@ defmodule MsgbenchEx.TargetTest do
 
       frame = <<1::1, 0::3, 2::4>> <> len <> key <> masked
       short = binary_part(frame, 0, byte_size(frame) - 1)
-      assert {[], ^short} = WebSocket.parse(short)
-      assert {[{:binary, ^payload}], "rest"} = WebSocket.parse(frame <> "rest")
+      assert {[], ^short, nil} = WebSocket.parse(short)
+      assert {[{:binary, ^payload}], "rest", nil} = WebSocket.parse(frame <> "rest")
     end
+  end
+
+  test "a fragmented message comes out whole, with a ping between its fragments" do
+    fragment = fn fin, op, payload -> <<fin::1, 0::3, op::4, 0::1, byte_size(payload)::7>> <> payload end
+
+    buffer =
+      fragment.(0, 1, "{\"g\": 1") <> fragment.(0, 0, ", \"u\"") <> fragment.(1, 9, "p") <> fragment.(1, 0, ": 5}")
+
+    assert {[{:ping, "p"}, {:text, "{\"g\": 1, \"u\": 5}"}], "", nil} = WebSocket.parse(buffer)
+    # Cut after the first fragment: nothing yet, and the fragment kept for the next read.
+    first = fragment.(0, 1, "{\"g\"")
+    assert {[], "", {:text, ["{\"g\""]}} = WebSocket.parse(first)
+    assert {[{:close, ""}], "", nil} = WebSocket.parse(fragment.(1, 0, "orphan"))
   end
 
   test "server frames are unmasked with the length in the right form" do

@@ -298,7 +298,7 @@ def test_perftest_result_keeps_the_tool_s_own_rates():
 def services_module():
     sys.path.insert(0, str(FOLDER.parent.parent))
     try:
-        from msgbench import services
+        from msgbench.running import services
     except ImportError:
         return None
     return services
