@@ -3,13 +3,13 @@
 import sys
 from pathlib import Path
 
+from msgbench import cliargs
 from msgbench.core import spec
 from msgbench.data import results
-from msgbench.hosts import inventory as hosts
-from msgbench.hosts import placement
 from msgbench.running import capacity, capacity_run, probe
+from msgbench.running import workloads as workload_runs
 from msgbench.views import capacity_view
-from msgbench.workers import chat_server, cpus, targets
+from msgbench.workers import cpus, targets
 
 EXAMPLES = ("msgbench capacity pubsub --target nats,redis --slo p99=5ms -p payload_bytes=1024; "
             "msgbench capacity chat --target erlang,go --slo p99=50ms (users at think_ms=5000)")
@@ -87,27 +87,17 @@ def settings_from(args) -> capacity_run.Settings:
 
 
 def cmd_capacity(args) -> int:
-    from msgbench.cliargs import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+    from msgbench.cliargs import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     from msgbench.cliargs import names as _names
     from msgbench.cliargs import open_store as _store
 
     settings = settings_from(args)
     the_plan, scenario = capacity_run.plan(settings, _names(args.target, "--target"), args.variant)
-    try:
-        the_plan.cpu_policy = cpus.check_policy(args.cpus)
-    except cpus.CpuError as exc:
-        raise UsageError(str(exc)) from None
-    if args.place and not args.hosts:
-        raise UsageError(f"--place {args.place} names hosts: give the inventory with --hosts FILE")
-    try:
-        the_plan.inventory = hosts.load_inventory(args.hosts) if args.hosts else None
-        the_plan.place = placement.parse_place(args.place) if args.place else {}
-    except (hosts.HostError, placement.PlacementError) as exc:
-        raise UsageError(str(exc)) from None
+    cliargs.place(the_plan, args)
     the_plan.check_placement(strict=True)
     if not args.no_build:
-        if any(chat_server.is_server_kind(j.scenario.workload, j.params) for j in the_plan.jobs):
-            chat_server.build_load_generator()
+        for kind in {workload_runs.server_kind(j.scenario.workload, j.params) for j in the_plan.jobs} - {None}:
+            kind.build()  # its load generator
         for t in {j.target.label: j.target for j in the_plan.jobs}.values():
             print(f"msgbench: building {t.label}", file=sys.stderr)
             targets.build(t)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import msgbench.running.limits as machine_limits
-from msgbench import __version__, capacity_cli
+from msgbench import __version__, capacity_cli, cliargs
 from msgbench.cliargs import (  # shared with capacity_cli: the arguments every command reads alike
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -32,7 +32,6 @@ from msgbench.data import compare, results, storefile, trend
 from msgbench.data.points import machine_name, machine_text
 from msgbench.data.store import Store, StoreError
 from msgbench.hosts import inventory as hosts
-from msgbench.hosts import placement
 from msgbench.running import building, builds, calibrate, eta, probe, suites, tuning
 from msgbench.running import workloads as workload_runs
 from msgbench.running.runner import (
@@ -419,19 +418,9 @@ def cmd_run(args) -> int:
         raise UsageError(f"--remote {args.remote!r}: give USER@HOST or a host name (not empty, not starting "
                          "with '-', which ssh would read as an option)")
     plan.remote, plan.remote_dir, plan.netem = args.remote, args.remote_dir, args.netem
-    try:
-        plan.cpu_policy = cpus.check_policy(args.cpus)
-    except cpus.CpuError as exc:
-        raise UsageError(str(exc)) from None
-    if args.place and not args.hosts:
-        raise UsageError(f"--place {args.place} names hosts: give the inventory with --hosts FILE")
     if args.hosts and args.remote:
         raise UsageError("--remote and --hosts both say where the server runs: give one (--hosts with --place)")
-    try:
-        plan.inventory = hosts.load_inventory(args.hosts) if args.hosts else None
-        plan.place = placement.parse_place(args.place) if args.place else {}
-    except (hosts.HostError, placement.PlacementError) as exc:
-        raise UsageError(str(exc)) from None
+    cliargs.place(plan, args)
     plan.check_placement(strict=not args.suite)
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)

@@ -10,8 +10,25 @@ import sqlite3
 from msgbench.core import spec
 from msgbench.core.paths import default_store_path
 from msgbench.data.store import Store
+from msgbench.hosts import inventory, placement
 from msgbench.running import workloads as workload_runs
-from msgbench.workers import procs
+from msgbench.workers import cpus, procs
+
+
+def place(plan, args) -> None:
+    """--cpus, --hosts and --place onto a plan (run's and capacity's alike), each refusal one line."""
+    try:
+        plan.cpu_policy = cpus.check_policy(args.cpus)
+    except cpus.CpuError as exc:
+        raise UsageError(str(exc)) from None
+    if args.place and not args.hosts:
+        raise UsageError(f"--place {args.place} names hosts: give the inventory with --hosts FILE")
+    try:
+        plan.inventory = inventory.load_inventory(args.hosts) if args.hosts else None
+        plan.place = placement.parse_place(args.place) if args.place else {}
+    except (inventory.HostError, placement.PlacementError) as exc:
+        raise UsageError(str(exc)) from None
+
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
