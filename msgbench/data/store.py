@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from msgbench.core.spill import JsonLines
 from msgbench.data import storefile
 
 SCHEMA = """
@@ -320,7 +321,8 @@ _INSERT_MEASUREMENT = (f"INSERT INTO measurements (run_id, {', '.join(_MEASUREME
 
 
 def _measurement_row(m: dict) -> list:
-    return [_dumps(m.get(c)) if c in _JSON_COLUMNS else int(m[c]) if c == "warmup"
+    return [m[c].json_array() if isinstance(m.get(c), JsonLines)  # a time series read from its file
+            else _dumps(m.get(c)) if c in _JSON_COLUMNS else int(m[c]) if c == "warmup"
             else (m.get(c) or "") if c == "build" else (m.get(c) or []) if c == "series" else m.get(c)
             for c in _MEASUREMENT_COLUMNS]
 

@@ -1,30 +1,27 @@
-"""A worker's time series, held compactly while the worker runs.
+"""A worker's time series, kept on disk while the worker runs, not in the harness's memory.
 
 A worker sends a sample about once a second (spec/message.schema.json "sample"), and the
-harness keeps them until the measurement is stored. Kept as parsed, a chat server's sample
-of 28 values took about 3 KB (a dict, and its own copy of every name and number): a
-30-minute chat soak's harness grew 5.9 MiB, steadily, and a day's 86,400 samples would
-take 300 MB. Here the names are one tuple shared by every sample that has them, and the
-numbers one array of doubles: about 0.4 KB a sample.
+harness stores them with the measurement. Kept in memory until then, they were the only
+thing a long run's harness grew by: 5.9 MiB over a 30-minute chat soak as parsed dicts,
+still 0.72 MiB (23.7 KiB a minute) held compactly (docs/measurements/issue-30-soak.md).
+Each sample now goes, as the JSON the store will hold, to a file that has no name
+(msgbench/core/spill.py), and the store writes the series from it
+(docs/decisions.md, "Time series spilled to disk").
 """
 
-from array import array
-
-# Integers a double holds exactly; a sample with a larger one is kept as it came.
-EXACT_INT = 2**53
+from msgbench.core.spill import JsonLines
 
 
 class SampleSeries:
-    """Samples {"t_ms": ms, name: number, ...} in arrival order; to_list gives them back
-    as they came (integers as integers)."""
+    """Samples {"t_ms": ms, name: number, ...} in arrival order: only their count and the
+    last t_ms are in memory (for the protocol's checks); `lines` holds the samples."""
 
     def __init__(self) -> None:
-        self._names: dict[tuple, tuple] = {}  # each distinct tuple of names, shared
-        self._samples: list = []  # (names, bit i set where value i was an int, array of values) or a dict
+        self.lines = JsonLines()
         self._last_t_ms = None
 
     def __len__(self) -> int:
-        return len(self._samples)
+        return len(self.lines)
 
     @property
     def last_t_ms(self):
@@ -32,20 +29,8 @@ class SampleSeries:
         return self._last_t_ms
 
     def append(self, t_ms, values: dict) -> None:
-        sample = {"t_ms": t_ms, **values}
-        numbers = list(sample.values())
-        if any(isinstance(n, int) and abs(n) >= EXACT_INT for n in numbers):
-            self._samples.append(sample)
-        else:
-            names = tuple(sample)
-            names = self._names.setdefault(names, names)
-            ints = sum(1 << i for i, n in enumerate(numbers) if isinstance(n, int))
-            self._samples.append((names, ints, array("d", numbers)))
+        self.lines.append({"t_ms": t_ms, **values})
         self._last_t_ms = t_ms
 
     def to_list(self) -> list[dict]:
-        return [sample if isinstance(sample, dict) else _expand(*sample) for sample in self._samples]
-
-
-def _expand(names: tuple, ints: int, numbers: array) -> dict:
-    return {name: int(n) if ints >> i & 1 else n for i, (name, n) in enumerate(zip(names, numbers, strict=True))}
+        return list(self.lines)

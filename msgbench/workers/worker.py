@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from msgbench.core import interrupts, jsonio, spec
+from msgbench.core.spill import JsonLines
 from msgbench.workers import cpus as cpusets
 from msgbench.workers import procs, shield
 from msgbench.workers.groups import KILL_GRACE_S, stop_group
@@ -35,7 +36,9 @@ class Outcome:
     verify: dict = field(default_factory=dict)
     measured: dict | None = None  # the raw facts of a thin worker's result
     histograms: dict = field(default_factory=dict)
-    series: list = field(default_factory=list)  # the worker's samples over time: {"t_ms", name: value}
+    # The worker's samples over time, {"t_ms", name: value}: a worker's are on disk until
+    # stored (msgbench/workers/series.py); a list where made here otherwise.
+    series: list | JsonLines = field(default_factory=list)
     hello: dict | None = None
     wall_s: float = 0.0
     max_rss_bytes: int | None = None
@@ -288,7 +291,7 @@ def judge(outcome: Outcome, protocol: Protocol, timed_out: bool, limit: float) -
         outcome.status = "ok"
         outcome.verify = final["verify"]
         outcome.measured, outcome.histograms = final["measured"], final.get("histograms", {})
-        outcome.series = protocol.series.to_list()
+        outcome.series = protocol.series.lines
 
 
 def _reap(proc: subprocess.Popen) -> None:
