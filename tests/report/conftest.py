@@ -2,7 +2,6 @@
 
 import copy
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,13 +39,17 @@ def every_workload(_docs) -> dict:
 
 
 @pytest.fixture(scope="session")
-def browser_context():
-    """Debian's chromium, headless, with a fresh profile; skipped only when it is absent."""
+def browser_context(tmp_path_factory):
+    """Debian's chromium, headless, with a fresh profile; skipped only when it is absent.
+
+    The profile is in pytest's own temporary directory, not a mkdtemp of its own: a run
+    killed before the end leaves it where pytest removes it (it keeps the last three
+    sessions' directories), never in /tmp for good."""
     if not CHROMIUM.exists():
         pytest.skip(f"chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    profile = tempfile.mkdtemp(prefix="msgbench-chromium-")
+    profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
@@ -55,7 +58,7 @@ def browser_context():
             yield context
         finally:
             context.close()
-    shutil.rmtree(profile, ignore_errors=True)
+    shutil.rmtree(profile, ignore_errors=True)  # large, and of no use once the session ends
 
 
 @pytest.fixture
