@@ -124,6 +124,19 @@ def test_more_samples_than_the_limit_is_a_breach(monkeypatch):
     assert len(protocol.series) == 100
 
 
+def test_a_sample_that_cannot_be_written_is_a_breach_in_one_line(monkeypatch):
+    protocol = protocol_after_hello()
+    feed_samples(protocol, 0, 2)
+
+    def full(self, value):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("msgbench.core.spill.JsonLines.append", full)
+    protocol.feed(line({"type": "sample", "t_ms": 5000, "values": sample(0)}))
+    assert protocol.breach.startswith("cannot keep the worker's samples in ")
+    assert protocol.breach.endswith("[Errno 28] No space left on device") and len(protocol.series) == 2
+
+
 def test_a_worker_without_samples_opens_no_file_and_stores_an_empty_series():
     series = SampleSeries()
     assert series.lines._file is None and series.lines.json_array() == "[]" and series.to_list() == []

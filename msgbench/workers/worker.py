@@ -9,6 +9,7 @@ left running.
 import os
 import selectors
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,7 +135,10 @@ class Protocol:
         elif self.series and message["t_ms"] < self.series.last_t_ms:
             self.breach = f"the worker's sample at t_ms={message['t_ms']} is earlier than its previous one"
         else:
-            self.series.append(message["t_ms"], message["values"])
+            try:
+                self.series.append(message["t_ms"], message["values"])
+            except OSError as exc:  # its file is on disk (a full /tmp): the run stops in one line
+                self.breach = f"cannot keep the worker's samples in {tempfile.gettempdir()}: {exc}"
 
     def _hello(self, message: dict) -> None:
         if self.hello is not None:
