@@ -6,7 +6,7 @@
 
 read(Json) ->
     {ok, Options} = msgbench_json:decode(Json),
-    case msgbench_options:read(Options) of
+    case msgbench_options:read(msgbench_erlang_options, Options) of
         {ok, Read} -> {ok, Read};
         {error, Message} -> {error, iolist_to_binary(Message)}
     end.
@@ -47,3 +47,9 @@ values_of_the_wrong_kind_are_named_test_() ->
 
 options_must_be_an_object_test() ->
     ?assertMatch({error, <<"options must be an object", _/binary>>}, read(<<"[]">>)).
+
+%% The kit's reader names the option, the value and what the target's table
+%% accepts.
+a_wrong_value_says_what_is_accepted_test() ->
+    ?assertEqual({error, <<"option active = 0: expected false, \"once\" or an integer >= 1">>},
+                 read(<<"{\"active\": 0}">>)).
