@@ -461,10 +461,12 @@ int serve_main(FILE *in, FILE *out, FILE *log)
     alarm(REQUEST_TIME_LIMIT_S);
     bool readable = request_read(in, &r, message, sizeof message);
     alarm(0);
-    if (!readable || !socket_options_read(r.options, &pin_option, message, sizeof message)) {
+    if (!readable) {
         protocol_error(out, ERROR_INTERNAL, message);
     } else if (strcmp(r.workload, "socket") != 0) {
         server_errorf(out, ERROR_UNSUPPORTED, "the c server half serves workload socket only, not %s", r.workload);
+    } else if (!socket_options_read(r.options, &pin_option, message, sizeof message)) {
+        protocol_error(out, ERROR_INTERNAL, message);
     } else if (!socket_params_read(r.params, &p, &kind, message, sizeof message)) {
         protocol_error(out, kind, message);
     } else {

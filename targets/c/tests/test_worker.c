@@ -160,8 +160,30 @@ static void test_binary(void)
     release(&w);
 }
 
+/* The server half reads the request as the worker does: socket's options only. */
+static void check_serve_answers(const char *request, const char *text)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "printf '%%s\\n' '%s' | ./bin/msgbench-c --serve 2>/dev/null", request);
+    FILE *pipe = popen(command, "r");
+    CHECK(pipe != NULL);
+    if (pipe == NULL) {
+        return;
+    }
+    char line[1024] = "";
+    CHECK(fgets(line, sizeof line, pipe) != NULL && strstr(line, text) != NULL);
+    pclose(pipe);
+}
+
 void test_worker(void)
 {
+    check_serve_answers("{\"workload\": \"socket\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                        "\"params\": {}}",
+                        "\"kind\":\"internal\",\"message\":\"unknown option payload (known here: pin)\"");
+    check_serve_answers("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                        "\"params\": {}}",
+                        "\"kind\":\"unsupported\",\"message\":\"the c server half serves workload socket only");
+
     /* the variant's name is only echoed: its options say what to run */
     check_fanin_result(FANIN_REQUEST("default", "slot", FANIN_PARAMS("2", MIX_1, "msgbench")), "default");
     check_fanin_result(FANIN_REQUEST("default", "slot", FANIN_PARAMS("4", MIX_MIXED, "otp")), "default");
