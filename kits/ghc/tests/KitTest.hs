@@ -113,6 +113,9 @@ main = do
     (encoded (resultLine emptyResult {verify = [("hops", 7)]}) == "{\"measured\":{},\"type\":\"result\",\"verify\":{\"hops\":7}}")
   ok "histograms are sparse [index, count] pairs"
     ("\"histograms\":{\"latency_ns\":[[3,1],[317,2]]}" `isInfixOf` encoded (resultLine emptyResult {histograms = [("latency_ns", [(3, 1), (317, 2)])]}))
+  ok "a progress line" (encoded (progressLine 3 10) == "{\"done\":3,\"total\":10,\"type\":\"progress\"}")
+  ok "a sample line" (encoded (sampleLine 1.5 [("rss_bytes", 4096)]) == "{\"t_ms\":1.5,\"type\":\"sample\",\"values\":{\"rss_bytes\":4096}}")
+  ok "a hello line" (encoded (helloLine "ghc" "GHC 9" "default") == "{\"runtime_version\":\"GHC 9\",\"target\":\"ghc\",\"type\":\"hello\",\"variant\":\"default\"}")
   ok "an error line" (encoded (errorLine Unsupported "no") == "{\"kind\":\"unsupported\",\"message\":\"no\",\"type\":\"error\"}")
 
   (answer, written) <- captured (sampled 20000 rtsValues (threadDelay 110000 >> pure (42 :: Int)))
