@@ -17,7 +17,7 @@ def serves(params: dict) -> bool:
 
 
 def refusal(target) -> str | None:
-    if target.chat_server:
+    if chat_server.command(target):
         return None
     return (f"target {target.label} declares no chat server (chat_server in its target.toml): "
             f"it cannot run chat with server=ws")
@@ -50,7 +50,7 @@ def check_place(jobs: list, place: dict) -> str | None:
 SERVER_KIND = ServerKind(
     applies=serves,
     refusal=refusal,
-    variants=lambda target: target.chat_server_variants_for(),
+    variants=chat_server.serving_variants,
     fit_problem=chat_server.fit_problem,
     worker_command=worker_command,
     limits=chat_server.raised_fd_limit,
@@ -68,5 +68,6 @@ SERVER_KIND = ServerKind(
 # (the load generator, the worker): one load generator on each clients host, owning
 # whole groups (chat_split.py).
 PLUGIN = RunPlugin(name="chat", check_place=check_place, server_kind=SERVER_KIND,
+                   target_keys=chat_server.TARGET_KEYS, check_target=chat_server.target_problem,
                    roles={"server": PEER, "clients": WORKER},
                    spread={"clients": "the chat server kind's load generators"})
