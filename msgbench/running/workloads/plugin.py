@@ -108,3 +108,7 @@ class RunPlugin:
     check_target: Callable[[object], str | None] = _target_fine
     # The workload's server kind, if it has one.
     server_kind: ServerKind | None = None
+    # capacity_axes: what `msgbench capacity` may vary (capacity_axis.Axis), the default
+    # first; capacity_refusal: why this workload has no capacity search, said when asked.
+    capacity_axes: tuple = ()
+    capacity_refusal: str = ""

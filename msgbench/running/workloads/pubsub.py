@@ -7,7 +7,11 @@ messages, so a split would need the harness to merge one-way latencies taken on 
 clocks, and the sources to start receivers on other hosts (docs/hosts.md).
 """
 
+from dataclasses import dataclass
+
+from msgbench.core import spec
 from msgbench.hosts.placement import PEER, SERVICE, WORKER, PlacementError
+from msgbench.running.capacity_axis import Axis, AxisError
 from msgbench.running.workloads.plugin import RunPlugin
 
 
@@ -40,5 +44,33 @@ def check_hosts(jobs: list, peers) -> list[str]:
         "sources and receivers on one host, or measure throughput at rate=0 (docs/hosts.md)")
 
 
+@dataclass(frozen=True)
+class PubsubRate(Axis):
+    """pubsub's offered message rate, all sources together, open loop."""
+
+    def params_for(self, load, base):
+        return base | {"rate": load}
+
+    def load_of(self, params):
+        return float(params["rate"])
+
+    def achieved(self, metrics, params):
+        return metrics.get("msgs_per_s")
+
+    def default_start(self, base):
+        return 1000.0
+
+    def machine_limit(self, base, target, headroom):
+        highest = spec.workload("pubsub").params["rate"]["maximum"]
+        return float(highest), "the largest rate pubsub's spec takes"
+
+    def checked(self, base):
+        if "rate" in base:
+            raise AxisError(f"-p rate={base['rate']}: the capacity search sets pubsub's rate itself; "
+                            "give where it starts with --start")
+        return base
+
+
 PLUGIN = RunPlugin(name="pubsub", variant_facts=variant_facts, check_hosts=check_hosts,
+                   capacity_axes=(PubsubRate("pubsub", "rate", "msg/s"),),
                    roles={"broker": SERVICE, "sources": WORKER, "receivers": PEER})
