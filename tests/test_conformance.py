@@ -150,7 +150,7 @@ def probe(t: targets.Target, variant: targets.Variant, workload: str, options: d
 # Workers whose unknown-option error does not yet list what they know as "(known here: a, b)"
 # (their kits are being rebuilt, issue #32): strict, so that the first to conform fails here
 # until it is taken off this list.
-KNOWN_LIST_PENDING = {"c", "caf", "ghc"}
+KNOWN_LIST_PENDING = {"caf"}
 
 
 @pytest.mark.parametrize("name", [t.name for t in real_targets()])

@@ -54,13 +54,17 @@ class Build:
     path: str = ""  # a folder put first on PATH: the runtime's or the compiler's bin
     env: tuple[tuple[str, str], ...] = ()  # GOROOT, CC, JAVA_HOME, RUSTUP_TOOLCHAIN, ...
     args: tuple[str, ...] = ()  # runtime flags added to every variant's
+    # Another msgbench checkout whose target this build runs: its target.toml, its code and
+    # what was built there (old code against new, interleaved in one run).
+    checkout: str = ""
 
     @property
     def compiles_apart(self) -> bool:
-        return bool(self.path or self.env)
+        return bool(self.path or self.env) and not self.checkout
 
     def describe(self) -> dict:
-        return {"path": self.path, "env": dict(self.env), "args": list(self.args)}
+        return {"path": self.path, "env": dict(self.env), "args": list(self.args)} | \
+            ({"checkout": self.checkout} if self.checkout else {})
 
 
 @dataclass(frozen=True, eq=False)

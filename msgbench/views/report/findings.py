@@ -17,7 +17,7 @@ largest median of any metric named loss* (pubsub's loss_ratio).
 import json
 from dataclasses import dataclass, field
 
-from msgbench.data import model, verdict
+from msgbench.data import model, results, verdict
 from msgbench.data.points import canonical, target_label
 from msgbench.views import figures, workloads
 
@@ -222,8 +222,10 @@ def _who(entry: model.Entry) -> str:
 
 
 def _median(entry: model.Entry, metric: str) -> float | None:
+    """The point's figure: the median of its repetitions, or for a latency percentile the
+    percentile of all their messages (results.point_value), as the tables show it."""
     stats_ = (entry.summary.get("metrics") or {}).get(metric) or {}
-    return stats_.get("median")
+    return results.point_value(stats_) if stats_.get("median") is not None else None
 
 
 def _key(entry: model.Entry) -> tuple:

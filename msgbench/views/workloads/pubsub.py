@@ -56,7 +56,7 @@ CLOSED_LOOP = Headline("pubsub: message and payload rate at the receivers, highe
     Column("loss_ratio", "lost", lambda v: f"{v:.1%}"),
 ))
 OPEN_LOOP = Headline("pubsub open loop: achieved rate (share of the requested one) and p50/p99 latency from the "
-                     "intended send time, lower latency is better", (
+                     "intended send time over every repetition's messages, lower latency is better", (
     Column(MESSAGES, "achieved msg/s", units.number, share_of="rate"),
     Column("latency_p50_us", "p50", units.duration_us),
     Column("latency_p99_us", "p99", units.duration_us),

@@ -1,7 +1,7 @@
--- | The latency histogram layout of msgbench/histogram.py: log-linear,
+-- | The latency histogram layout of msgbench/core/histogram.py: log-linear,
 -- 64 sub-buckets per power of two, values below 128 exact. Chat's clients
 -- count into an IntMap keyed by 'bucket'.
-module Histogram (bucket) where
+module Msgbench.Histogram (bucket) where
 
 import Data.Bits (countLeadingZeros, shiftR)
 import Data.Int (Int64)

@@ -1,4 +1,5 @@
-package worker
+// The go worker's workloads through the protocol, in process (goWorker.Run).
+package main
 
 import (
 	"bytes"
@@ -8,13 +9,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"msgbench/kits/go/worker"
 )
 
 // serveLines runs the worker on request and decodes every stdout line.
 func serveLines(t *testing.T, request string) []map[string]any {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Run(strings.NewReader(request), &out); err != nil {
+	if err := goWorker.Run(strings.NewReader(request), &out); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	text := out.String()
@@ -249,7 +252,7 @@ func TestErrors(t *testing.T) {
 			`"mix":[{"percent":100,"kind":"exit_signal","size":1}],"method":"msgbench","memory_limit_mb":8192},"repetition":1}`,
 			"default", "unsupported", "exit signals are an Erlang notion"},
 		{"socket lists", socketRequest("default", `"data":"list"`), "default", "unsupported", `data = "list"`},
-		{"not JSON", `ring please`, unknownVariant, "internal", "cannot decode the request"},
+		{"not JSON", `ring please`, worker.UnknownVariant, "internal", "cannot decode the request"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,5 +1,5 @@
 -- | Clocks and memory, raw: monotonic ns, process CPU ns, peak RSS.
-module Measure (nowNs, cpuNs, peakRssBytes, rssBytes, statusBytes) where
+module Msgbench.Measure (nowNs, cpuNs, peakRssBytes, rssBytes, statusBytes) where
 
 import qualified Data.ByteString.Char8 as BC
 import Data.Int (Int64)

@@ -1,36 +1,38 @@
 {-# LANGUAGE OverloadedStrings #-}
--- | The worker contract (spec/README.md): one JSON request in, JSON lines out.
-module Protocol
+-- | The worker contract (spec/README.md, "The worker protocol"): one JSON
+-- request in, JSON lines out (hello, progress, samples, then a result or an
+-- error).
+module Msgbench.Protocol
   ( Kind (..)
   , WorkerError (..)
-  , Request (..)
-  , Result (..)
   , failWith
+  , classify
+  , Request (..)
   , readRequest
   , param
-  , optionsKnown
-  , optionBool
-  , optionText
+  , Result (..)
+  , emptyResult
   , say
   , helloLine
+  , progressLine
+  , sampleLine
   , errorLine
   , resultLine
-  , emptyResult
   ) where
 
-import Control.Exception (Exception, throwIO)
+import Control.Exception (Exception, SomeException, displayException, fromException, throwIO)
 import Data.Aeson (FromJSON, Value (..), eitherDecodeStrict', encode, object, (.=))
 import qualified Data.Aeson.Key as Key
 import qualified Data.Aeson.KeyMap as KM
 import Data.Aeson.Types (parseEither, parseJSON)
 import qualified Data.ByteString as B
-import qualified Data.ByteString.Lazy.Char8 as BL
+import qualified Data.ByteString.Lazy as BL
 import Data.Int (Int64)
 import Data.Text (Text)
 import qualified Data.Text as T
 import System.IO (hFlush, stdout)
 
--- | The error kinds a contract-2 worker may answer.
+-- | The error kinds a worker may answer.
 data Kind = Unsupported | Resource | Internal deriving (Eq, Show)
 
 kindName :: Kind -> Text
@@ -46,15 +48,23 @@ instance Exception WorkerError
 failWith :: Kind -> String -> IO a
 failWith k msg = throwIO (WorkerError k msg)
 
+-- | What an exception escaping a workload is reported as: a 'WorkerError' as
+-- itself, anything else (a bug) as internal.
+classify :: SomeException -> (Kind, String)
+classify e = case fromException e of
+  Just (WorkerError k msg) -> (k, msg)
+  Nothing -> (Internal, "uncaught exception: " ++ displayException e)
+
 data Request = Request
   { reqWorkload :: Text
   , reqVariant :: Text
   , reqOptions :: KM.KeyMap Value
   , reqParams :: KM.KeyMap Value
   , reqRaw :: B.ByteString
+  -- ^ the line as read: a worker hands it on to its server half unchanged
   }
 
--- | Parses the one request line; a malformed one is an internal error.
+-- | Parses the one request line; Left says what is wrong with it.
 readRequest :: B.ByteString -> Either String Request
 readRequest line = do
   v <- eitherDecodeStrict' line
@@ -78,30 +88,13 @@ readRequest line = do
       Just Null -> Right KM.empty
       _ -> Left ("request." ++ Key.toString k ++ " is not an object")
 
--- | A parameter the harness filled in and checked.
+-- | A parameter, as the harness filled in and checked it.
 param :: FromJSON a => Request -> Text -> IO a
 param req name = case KM.lookup (Key.fromText name) (reqParams req) of
   Nothing -> failWith Internal ("params." ++ T.unpack name ++ " is missing from the request")
   Just v -> case parseEither parseJSON v of
     Right x -> pure x
     Left e -> failWith Internal ("params." ++ T.unpack name ++ ": " ++ e)
-
--- | Refuses any option this workload does not know, naming it.
-optionsKnown :: Request -> [Text] -> IO ()
-optionsKnown req known =
-  case [k | k <- map Key.toText (KM.keys (reqOptions req)), k `notElem` known] of
-    [] -> pure ()
-    unknown ->
-      failWith Internal $
-        "unknown option(s) " ++ show unknown ++ " for workload " ++ T.unpack (reqWorkload req)
-          ++ " (this worker knows " ++ show known ++ ")"
-
--- | A boolean option, False when absent.
-optionBool :: Request -> Text -> IO Bool
-optionBool req name = case KM.lookup (Key.fromText name) (reqOptions req) of
-  Nothing -> pure False
-  Just (Bool b) -> pure b
-  Just v -> failWith Internal ("option " ++ T.unpack name ++ " = " ++ BL.unpack (encode v) ++ " is not a boolean")
 
 -- | What a workload reports: raw facts, counts, sparse histograms.
 data Result = Result
@@ -113,12 +106,24 @@ data Result = Result
 emptyResult :: Result
 emptyResult = Result [] [] []
 
+-- | Writes one line to stdout and flushes it. The line goes out in one strict
+-- hPut, which holds the handle's lock throughout, so lines written from
+-- several threads (a sampler beside the measurement) never interleave.
 say :: Value -> IO ()
-say v = BL.putStr (encode v <> "\n") >> hFlush stdout
+say v = B.hPut stdout (BL.toStrict (encode v) <> "\n") >> hFlush stdout
 
-helloLine :: Text -> Text -> Value
-helloLine version variant =
-  object ["type" .= ("hello" :: Text), "target" .= ("ghc" :: Text), "runtime_version" .= version, "variant" .= variant]
+-- | hello: the target's folder name, what its runtime is, the variant.
+helloLine :: Text -> Text -> Text -> Value
+helloLine target version variant =
+  object ["type" .= ("hello" :: Text), "target" .= target, "runtime_version" .= version, "variant" .= variant]
+
+progressLine :: Int64 -> Int64 -> Value
+progressLine done total = object ["type" .= ("progress" :: Text), "done" .= done, "total" .= total]
+
+-- | A sample: ms since the measurement started, values whose names end in their unit.
+sampleLine :: Double -> [(Text, Double)] -> Value
+sampleLine tMs values =
+  object ["type" .= ("sample" :: Text), "t_ms" .= tMs, "values" .= object [Key.fromText k .= v | (k, v) <- values]]
 
 errorLine :: Kind -> String -> Value
 errorLine k msg = object ["type" .= ("error" :: Text), "kind" .= kindName k, "message" .= msg]
@@ -131,10 +136,3 @@ resultLine r =
     , "verify" .= object [Key.fromText k .= v | (k, v) <- verify r]
     ]
       ++ ["histograms" .= object [Key.fromText k .= [[toInteger i, toInteger c] | (i, c) <- h] | (k, h) <- histograms r] | not (null (histograms r))]
-
--- | A string option, the default when absent.
-optionText :: Request -> Text -> Text -> IO Text
-optionText req name def = case KM.lookup (Key.fromText name) (reqOptions req) of
-  Nothing -> pure def
-  Just (String s) -> pure s
-  Just v -> failWith Internal ("option " ++ T.unpack name ++ " = " ++ BL.unpack (encode v) ++ " is not a string")
