@@ -155,6 +155,11 @@ def test_chat_server_variants_must_name_variants_that_run_chat(tmp_path):
     fixed = dataclasses.replace(t, extra={k: v for k, v in t.extra.items() if k != "chat_srever"} |
                                 {"chat_server_variants": ["a"]})
     assert workload_runs.target_problems(fixed) == []
+    # Another checkout's target.toml (an old build, builds.py) may hold keys this registry dropped.
+    old = dataclasses.replace(fixed, extra=fixed.extra | {"test": "make test"},
+                              build_of=targets.Build(label="old", checkout="/elsewhere"))
+    assert workload_runs.target_problems(old) == []
+    assert workload_runs.target_problems(dataclasses.replace(old, build_of=None)) != []
 
 
 def test_a_target_with_a_bad_plug_in_key_is_refused_when_named(fake_targets, monkeypatch, capsys):
