@@ -90,6 +90,19 @@ def workload(name: str) -> Workload:
     return known[name]
 
 
+def sent_params(workload: str, params: dict) -> dict:
+    """The params a worker's request carries: all of them, but a param the spec marks
+    "omit_at_default" is left out at its default (chat's server=none: the workers that
+    came before the param refuse names they do not know). An unknown workload's params
+    (the conformance suite's probes) go as they are."""
+    wl = workloads().get(workload)
+    if wl is None:
+        return params
+    left_out = {name for name, definition in wl.params.items()
+                if definition.get("omit_at_default") and params.get(name) == definition.get("default")}
+    return {k: v for k, v in params.items() if k not in left_out} if left_out else params
+
+
 # ---------------------------------------------------------------- parameters
 
 

@@ -70,4 +70,15 @@ def headline(params: dict) -> Headline:
     return OPEN_LOOP if params.get("rate") else CLOSED_LOOP
 
 
-PLUGIN = Plugin(name="pubsub", order=4, section=section, headline=headline)
+def ceilings(summary: dict, median, limits: dict) -> list:
+    """The tcp target's payload bytes against loopback TCP's bandwidth: every receiver gets
+    every message over its own connection, so the bytes on loopback."""
+    params = summary["params"]
+    if summary.get("target") == "tcp" and (rate := median("msgs_per_s")):
+        wire = rate * params.get("payload_bytes", 0) * params.get("receivers", 1)
+        return [("tcp pubsub payload bytes delivered (all receivers)", wire / 1e9,
+                 "loopback TCP bandwidth (1 MiB writes)", limits["loopback_bytes_per_s"] / 1e9, "GB/s")]
+    return []
+
+
+PLUGIN = Plugin(name="pubsub", order=4, section=section, headline=headline, ceilings=ceilings)
