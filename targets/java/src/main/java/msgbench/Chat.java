@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import msgbench.kit.Histogram;
+import msgbench.kit.Model;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.Wire;

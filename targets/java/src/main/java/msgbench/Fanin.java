@@ -8,6 +8,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLongArray;
+import msgbench.kit.Model;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.Wire;

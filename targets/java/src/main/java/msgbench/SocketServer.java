@@ -33,7 +33,17 @@ final class SocketServer {
   /** One connection's count, or its failure. */
   record Served(long messages, long bytes, String failure) {}
 
-  static void serveStdio() {
+  /**
+   * The command line after --serve (nothing): serves the request on stdin; 0, or 2 on arguments.
+   */
+  static int serveStdio(String[] args) {
+    if (args.length > 0) {
+      System.err.println(
+          "msgbench-java --serve: unexpected arguments "
+              + String.join(" ", args)
+              + "; it takes none (the request comes on stdin)");
+      return 2;
+    }
     Wire out = Wire.stdout();
     BufferedReader in =
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -71,6 +81,7 @@ final class SocketServer {
     } catch (InterruptedException e) {
       out.error(WorkerError.internal("the server was interrupted"));
     }
+    return 0;
   }
 
   static void serve(SocketParams p, Wire out, BlockingQueue<Served> results)
