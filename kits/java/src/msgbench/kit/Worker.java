@@ -49,6 +49,7 @@ public final class Worker {
     if (args[0].equals("--version") && args.length == 1) {
       System.out.println(runtimeVersion());
       System.exit(0);
+      return;
     }
     Mode mode = target.modes().get(args[0]);
     if (mode == null) {
@@ -60,6 +61,7 @@ public final class Worker {
               + String.join(", ", new TreeSet<>(target.modes().keySet()))
               + " and its arguments");
       System.exit(2);
+      return;
     }
     int status;
     try {
