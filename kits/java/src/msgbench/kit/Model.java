@@ -1,20 +1,18 @@
-package msgbench;
+package msgbench.kit;
 
 import java.util.concurrent.ThreadFactory;
-import msgbench.kit.Request;
-import msgbench.kit.WorkerError;
 
 /**
  * How a variant runs its processes (option model): platform threads, virtual threads (JDK 21+), or
  * Pekko typed actors. The threads and virtual variants share every workload's code: only the
- * ThreadFactory differs.
+ * ThreadFactory differs. In the kit because every workload of a Java worker reads it the same way.
  */
-enum Model {
+public enum Model {
   THREADS,
   VIRTUAL,
   PEKKO;
 
-  static Model of(Request req) throws WorkerError {
+  public static Model of(Request req) throws WorkerError {
     String name = req.stringOption("model", "threads");
     for (Model m : values()) {
       if (m.name().toLowerCase(java.util.Locale.ROOT).equals(name)) {
@@ -26,7 +24,7 @@ enum Model {
   }
 
   /** The factory of this model's threads; daemon threads, so a stuck one never holds the JVM. */
-  ThreadFactory threads(String name) {
+  public ThreadFactory threads(String name) {
     if (this == VIRTUAL) {
       return Thread.ofVirtual().name(name, 0).factory();
     }
@@ -34,7 +32,7 @@ enum Model {
   }
 
   /** Whether each process is a kernel thread (the worker then checks the kernel's limits). */
-  boolean platform() {
+  public boolean platform() {
     return this == THREADS;
   }
 }
