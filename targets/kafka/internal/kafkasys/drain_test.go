@@ -13,7 +13,8 @@ import (
 // backlogCounted: a receiver that stops taking records leaves them in the
 // broker's log, and Backlog says how many (its lag over every partition);
 // after Halt every message is either received or still held, none in
-// between, whatever the client had fetched and buffered.
+// between, whatever the client had fetched and buffered, and what is
+// published after it is held.
 func backlogCounted(t *testing.T, env pubsub.Env) {
 	t.Helper()
 	const perSource = 3000
@@ -80,5 +81,27 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 	if received.Load()+left != total {
 		t.Errorf("after Halt, received %d + still held %d != published %d", received.Load(), left, total)
 	}
-	t.Logf("after Halt: received %d, still held %d", received.Load(), left)
+	// What is published after Halt is held for the halted receiver, none of it delivered.
+	const more = 500
+	src, err := System{}.Connect(context.Background(), env, pubsub.Options{}, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for seq := uint32(perSource + 1); seq <= perSource+more; seq++ {
+		if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, 0, seq, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.Backlog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := received.Load() + after; got != total+more || after < more {
+		t.Errorf("after Halt and %d more: received %d + still held %d != published %d", more, received.Load(),
+			after, total+more)
+	}
 }
