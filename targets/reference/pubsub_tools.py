@@ -9,6 +9,9 @@ One variant per tool (its option `tool`), each against the broker the harness st
     redis_benchmark_sub  the same with `receivers` reference subscribers attached
                      (bin/redis_subscriber, hiredis): the fair pairing, Redis also delivers every message
     perftest         RabbitMQ PerfTest (lib/, fetched by `make build`) against rabbitmq-server
+    kafka_perf       Kafka's kafka-producer-perf-test and kafka-consumer-perf-test (targets/kafka's
+                     lib/, fetched by its `make build`) against the Kafka broker; kafka_perf_acks_all
+                     the same with acks=all
 
 The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
 is not used. Every count and time reported comes from a tool's output (raw facts,
