@@ -800,8 +800,11 @@ def parse_kafka_consumer(text: str, expected: int) -> KafkaConsumed:
         raise ToolError("internal", f"kafka-consumer-perf-test printed no progress line: {tail(text)}")
     (first_s, first_n), (last_s, last_n) = lines[0], lines[-1]
     received = last_n if KAFKA_CONSUMER_SHORT in text else expected
-    rate = (last_n - first_n) / (last_s - first_s) if last_s > first_s and last_n > first_n else 0.0
-    return KafkaConsumed(received, rate)
+    if not (last_s > first_s and last_n > first_n):
+        raise ToolError("resource", f"kafka-consumer-perf-test read its {received:,} records in polls less than "
+                                    f"1 ms apart: it printed no two progress lines to time it by (a longer "
+                                    f"duration_s gives it more)")
+    return KafkaConsumed(received, (last_n - first_n) / (last_s - first_s))
 
 
 def kafka_producer_props(p: Params, acks: str) -> list[str]:
@@ -939,7 +942,7 @@ def kafka_result(p: Params, run: KafkaRun, broker_ns: int | None) -> dict:
     # rates added up, and each consumer's count / its rate from its first record to its last line.
     return result(publish_ns=seconds_ns(published / run.rate), published=published, receivers=p.receivers,
                   receiver_received=[c.received for c in run.consumed],
-                  receiver_last_ns=[seconds_ns(c.received / c.rate) if c.rate else 0 for c in run.consumed],
+                  receiver_last_ns=[seconds_ns(c.received / c.rate) for c in run.consumed],
                   source_cpu_ns=run.source_cpu_ns, receiver_cpu_ns=run.receiver_cpu_ns, peak_rss=run.peak_rss,
                   extra=broker_extra(broker_ns), verify_extra={})
 

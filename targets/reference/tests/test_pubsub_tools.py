@@ -348,6 +348,9 @@ def test_kafka_consumer_lines():
     with pytest.raises(tools.ToolError) as caught:
         tools.parse_kafka_consumer("WARNING: Exiting before consuming the expected number of records\n", 3000)
     assert caught.value.kind == "internal"
+    with pytest.raises(tools.ToolError) as caught:  # one line: nothing to time it by, not a rate of 0
+        tools.parse_kafka_consumer(text.splitlines()[0] + "\n", 3000)
+    assert caught.value.kind == "resource" and "no two progress lines" in caught.value.message
 
 
 def test_kafka_result_keeps_the_tools_own_rates():
