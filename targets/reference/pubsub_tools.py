@@ -755,9 +755,9 @@ logger.position.name = org.apache.kafka.clients.consumer.internals.SubscriptionS
 logger.position.level = info
 """
 KAFKA_POSITIONED = re.compile(r"Resetting offset for partition (\S+)-(\d+) to position")
-# The final line of kafka-producer-perf-test (its summary has the percentiles; the progress
-# lines every 5 s do not).
-KAFKA_PRODUCER_TOTAL = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), "
+# kafka-producer-perf-test's summaries (with the percentiles; the progress lines every 5 s have
+# none): every record's, then, with --warmup-records, the steady state's ("N steady state records").
+KAFKA_PRODUCER_TOTAL = re.compile(r"^(\d+)( steady state)? records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), "
                                   r"[\d.]+ ms avg latency, [\d.]+ ms max latency, "
                                   r"\d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99.9th\.$",
                                   re.MULTILINE)
@@ -768,13 +768,17 @@ KAFKA_DATE_FORMAT = "yyyy-MM-dd HH:mm:ss.SSS"
 KAFKA_CONSUMER_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}), \d+, [\d.]+, [\d.]+, (\d+), ",
                                  re.MULTILINE)
 KAFKA_CONSUMER_SHORT = "WARNING: Exiting before consuming the expected number of"  # records (4.x), messages (3.x)
+# Records each producer sends first, at the rate calibrated, as --warmup-records: left out of its
+# rate, as PerfTest's first second is (a JVM starts interpreted and fetches the topic's metadata
+# at its first send, while msgbench's sources are connected and compiled before they are timed).
+KAFKA_WARMUP_S = 1
 KAFKA_MAX_BYTES = 8 << 20  # the broker's message.max.bytes (msgbench/workers/catalogue.py), the kafka target's
 
 
 @dataclass(frozen=True)
 class KafkaProduced:
-    records: int  # "N records sent": acknowledged records (a failed send is not counted)
-    rate: float  # its records/sec, over its own run
+    records: int  # "N records sent": acknowledged records (a failed send is not counted), warm-up included
+    rate: float  # its steady-state records/sec: from the end of its warm-up records to its last ack
 
 
 @dataclass(frozen=True)
@@ -784,22 +788,25 @@ class KafkaConsumed:
 
 
 def parse_kafka_producer(text: str) -> KafkaProduced:
-    found = KAFKA_PRODUCER_TOTAL.search(text)
-    if not found:
-        raise ToolError("internal", f"kafka-producer-perf-test printed no summary: {tail(text)}")
-    return KafkaProduced(int(found.group(1)), float(found.group(2)))
+    """Its count from the summary of every record, its rate from the steady state's."""
+    found = {bool(m.group(2)): m for m in KAFKA_PRODUCER_TOTAL.finditer(text)}
+    if set(found) != {False, True}:
+        raise ToolError("internal", f"kafka-producer-perf-test printed no summary and steady-state summary: "
+                                    f"{tail(text)}")
+    return KafkaProduced(int(found[False].group(1)), float(found[True].group(3)))
 
 
-def parse_kafka_consumer(text: str, expected: int) -> KafkaConsumed:
+def parse_kafka_consumer(text: str, expected: int, warmup: int = 0) -> KafkaConsumed:
     """Its lines' counts and times: received is `expected` (--num-records: it stops there, and the
     topic's run holds no more) unless it warned that it timed out, then the last count it printed
-    (a lower bound). The rate is from its first line, at its first record (count 1), to its last."""
+    (a lower bound). The rate is from its first line past the producers' warm-up records (without
+    them, its first record: count 1) to its last."""
     lines = [(time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:]) / 1000, int(count))
              for stamp, count in KAFKA_CONSUMER_LINE.findall(text)]
     if not lines:
         raise ToolError("internal", f"kafka-consumer-perf-test printed no progress line: {tail(text)}")
-    (first_s, first_n), (last_s, last_n) = lines[0], lines[-1]
-    received = last_n if KAFKA_CONSUMER_SHORT in text else expected
+    received = lines[-1][1] if KAFKA_CONSUMER_SHORT in text else expected
+    (first_s, first_n), (last_s, last_n) = next((line for line in lines if line[1] > warmup), lines[-1]), lines[-1]
     if not (last_s > first_s and last_n > first_n):
         raise ToolError("resource", f"kafka-consumer-perf-test read its {received:,} records in polls less than "
                                     f"1 ms apart: it printed no two progress lines to time it by (a longer "
@@ -820,9 +827,10 @@ def kafka_java(main: str, log4j: Path | None = None) -> list[str]:
     return ["java", *KAFKA_JVM, *logging, "-cp", f"{KAFKA_LIB}/*", main]
 
 
-def kafka_producer_argv(bootstrap: str, topic: str, p: Params, records: int, acks: str) -> list[str]:
+def kafka_producer_argv(bootstrap: str, topic: str, p: Params, records: int, warmup: int, acks: str) -> list[str]:
     return [*kafka_java(KAFKA_PRODUCER_MAIN), "--bootstrap-server", bootstrap, "--topic", topic,
-            "--num-records", str(records), "--record-size", str(p.payload_bytes), "--throughput", "-1",
+            "--num-records", str(records + warmup), "--warmup-records", str(warmup),
+            "--record-size", str(p.payload_bytes), "--throughput", "-1",
             "--command-property", *kafka_producer_props(p, acks)]
 
 
@@ -857,10 +865,12 @@ def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, lo
               consumed: bool = True) -> KafkaRun:
     """The consumers (one process each, a group of its own: every one reads every partition) from
     the topic's end, then, once each has its position on every partition, the producers (one process
-    each, records / sources apiece). Without consumed, the producers alone (the calibration: a JVM
-    start saved per receiver, where only the publish rate is read)."""
+    each, records / sources apiece, after warm-up records worth KAFKA_WARMUP_S at the rate that sized
+    the run). Without consumed, the producers alone (the calibration: a JVM start saved per receiver,
+    where only the publish rate is read)."""
     per_producer = math.ceil(records / p.sources)
-    total = per_producer * p.sources
+    warmup = math.ceil(per_producer * KAFKA_WARMUP_S / p.duration_s)
+    total = (per_producer + warmup) * p.sources
     # --timeout: the longest it waits between records, the first included (the producers' JVMs start
     # meanwhile): the time limit is what bounds it.
     timeout_ms = max(1000, round(1000 * (remaining_s(p) - 5)))
@@ -879,12 +889,13 @@ def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, lo
                 c.check_exit()
             raise ToolError("resource", f"kafka-consumer-perf-test did not take its position on every partition "
                                         f"within {within_s:.0f} s (the time limit): {tail(consumers[0].stderr())}")
-        producers = [Tool(kafka_producer_argv(bootstrap, topic, p, per_producer, acks)) for _ in range(p.sources)]
+        producers = [Tool(kafka_producer_argv(bootstrap, topic, p, per_producer, warmup, acks))
+                     for _ in range(p.sources)]
         tools.extend(producers)
         within_s = remaining_s(p)
         if not wait_for(producers, within_s):
-            raise ToolError("resource", f"kafka-producer-perf-test did not send {per_producer:,} records within "
-                                        f"{within_s:.0f} s (the time limit): {tail(producers[0].stdout(), 2)}")
+            raise ToolError("resource", f"kafka-producer-perf-test did not send {per_producer + warmup:,} records "
+                                        f"within {within_s:.0f} s (the time limit): {tail(producers[0].stdout(), 2)}")
         for tool in producers:
             tool.check_exit()
         produced = [parse_kafka_producer(tool.stdout()) for tool in producers]
@@ -898,7 +909,7 @@ def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, lo
                                         f"of the producers' end: {tail(consumers[0].stdout(), 2)}")
         for tool in consumers:
             tool.check_exit()
-        return KafkaRun(produced, [parse_kafka_consumer(c.stdout(), total) for c in consumers],
+        return KafkaRun(produced, [parse_kafka_consumer(c.stdout(), total, warmup * p.sources) for c in consumers],
                         sum(t.cpu_ns or 0 for t in producers), sum(t.cpu_ns or 0 for t in consumers),
                         max(t.peak_rss for t in tools))
 
