@@ -62,7 +62,9 @@ class Finding:
         """The short human answer: "rust ran 1.25 ± 0.30 times faster than go", ...."""
         if not self.judgements:
             return "one series only" if self.best else "no numbers"
-        return "; ".join(j.text for j in self.judgements)
+        if len(self.judgements) == 1:
+            return self.judgements[0].text
+        return "; ".join(j.named_text for j in self.judgements)  # each says which pair it is
 
     def margin_text(self) -> str:
         """The answer column: who is ahead by how much, or why none is named — the claim
