@@ -109,6 +109,17 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
+    _machine_commands(command)
+    _run_arguments(command("run", cmd_run, "run a workload or a suite and store the results"))
+    _store_commands(command)
+    _comparison_commands(command)
+    _view_commands(command)
+    capacity_cli.register(command)
+    return parser
+
+
+def _machine_commands(command) -> None:
+    """The machine and its targets: doctor, tune, list, build."""
     command("doctor", cmd_doctor, "what is installed, and how to install the rest; what adds noise here")
     p = command("tune", cmd_tune, "as root: make figures steadier (CPU governor performance, turbo off, idle "
                                   "polling on, where exposed), saving what was there; --revert restores it")
@@ -124,7 +135,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="builds at a time (default: the CPU count, here %(default)s)")
 
-    p = command("run", cmd_run, "run a workload or a suite and store the results")
+
+def _run_arguments(p) -> None:
+    """run's arguments, in its phases: what is measured, how long and how precisely,
+    where the processes run, and what is printed and built."""
+    _run_what(p)
+    _run_how_long(p)
+    _run_where(p)
+    _run_output_and_builds(p)
+
+
+def _run_what(p) -> None:
+    """What a run measures: the workload or suite, targets, variants, parameters."""
     p.add_argument("workload", nargs="?", help="the workload to run (or use --suite)")
     p.add_argument("--suite", help="run a suite: " + ", ".join(suites.suite_names()))
     p.add_argument("--target", help="comma-separated targets (default: every installed one)")
@@ -134,6 +156,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", metavar="NAME=V1,V2,...", action="append",
                    help="sweep one parameter (the x axis); once per run")
     p.add_argument("--method", choices=["msgbench", "otp"], help="fanin: how throughput is computed")
+
+
+def _run_how_long(p) -> None:
+    """How long and how precisely: repetitions, precision, time limits, budget."""
     p.add_argument("--repeat", type=int, help="measured repetitions per point (default 5; suites set their own)")
     p.add_argument("--warmup", type=int, help="discarded warm-up repetitions per point (default 1)")
     p.add_argument("--precision", type=_percent, metavar="PERCENT",
@@ -152,9 +178,30 @@ def _parser() -> argparse.ArgumentParser:
                    help="the run's whole time, e.g. 4m: after the planned repetitions, more are added (interleaved, "
                         "the widest confidence intervals first) until each point is known within --precision "
                         f"(default {DEFAULT_BUDGET_PRECISION * 100:g}%% with a budget) or the budget is spent")
+
+
+def _run_where(p) -> None:
+    """Where the processes run: CPUs, another host, a namespace, placed roles."""
     p.add_argument("--cpus", default=cpus.DEFAULT_RUN_POLICY, metavar="POLICY",
                    help="where the processes run: " + "; ".join(f"{k}: {v}" for k, v in cpus.POLICIES.items())
                         + f" (default {cpus.DEFAULT_RUN_POLICY}; docs/methodology.md)")
+    p.add_argument("--remote", metavar="USER@HOST",
+                   help="placement=remote: run the server half on this host over ssh (default: a network "
+                        "namespace on this machine, which needs root)")
+    p.add_argument("--remote-dir", help="with --remote: the target folder's path there (default: the same path)")
+    p.add_argument("--netem", metavar="OPTIONS",
+                   help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit' "
+                        "(a kernel without sch_netem takes 'rate R' alone, as a tc tbf limit)")
+    p.add_argument("--hosts", type=Path, metavar="FILE",
+                   help="the hosts roles can be placed on: msgbench's TOML or an Ansible YAML inventory "
+                        "(docs/hosts.md)")
+    p.add_argument("--place", metavar="ROLE=HOST,...",
+                   help="where each role runs, e.g. server=h2 (socket, with -p placement=remote), "
+                        "broker=h1,sources=h2,receivers=h3 (pubsub); unplaced roles run here")
+
+
+def _run_output_and_builds(p) -> None:
+    """What a run prints, builds first, and measures beside it (builds, references, limits, probe)."""
     p.add_argument("--format", choices=VIEWS, default="table",
                    help="what to print when the run ends: the table, the seed documents' own text, "
                         "or a file format (as export writes it)")
@@ -178,20 +225,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-probe", action="store_true",
                    help="skip the noise-floor probe (a second of pipe ping-pong before the run, whose spread "
                         "is stored and shown with the results)")
-    p.add_argument("--remote", metavar="USER@HOST",
-                   help="placement=remote: run the server half on this host over ssh (default: a network "
-                        "namespace on this machine, which needs root)")
-    p.add_argument("--remote-dir", help="with --remote: the target folder's path there (default: the same path)")
-    p.add_argument("--netem", metavar="OPTIONS",
-                   help="placement=remote in a namespace: shape its link with tc netem, e.g. 'delay 1ms rate 1gbit' "
-                        "(a kernel without sch_netem takes 'rate R' alone, as a tc tbf limit)")
-    p.add_argument("--hosts", type=Path, metavar="FILE",
-                   help="the hosts roles can be placed on: msgbench's TOML or an Ansible YAML inventory "
-                        "(docs/hosts.md)")
-    p.add_argument("--place", metavar="ROLE=HOST,...",
-                   help="where each role runs, e.g. server=h2 (socket, with -p placement=remote), "
-                        "broker=h1,sources=h2,receivers=h3 (pubsub); unplaced roles run here")
 
+
+def _store_commands(command) -> None:
+    """The store: the machine's limits, history, show, logs, export, import, delete."""
     p = command("limits", cmd_limits, "measure the machine's limits (memcpy, pipe ping-pong, loopback TCP) "
                                       "and store them as a run of their own (docs/limits.md)")
     p.add_argument("--seconds", type=float, default=machine_limits.DEFAULT_SECONDS,
@@ -229,6 +266,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path, help="the file to read")
     p = command("delete", cmd_delete, "remove runs from the store, with their measurements and logs")
     p.add_argument("runs", nargs="+", help="run ids (or a unique prefix, or 'latest')")
+
+
+def _comparison_commands(command) -> None:
+    """Two runs or builds side by side: compare, and check as a CI gate."""
     p = command("compare", cmd_compare, "compare two runs or builds point by point, with a significance test; "
                                         "one run: each of its builds against its first")
     p.add_argument("run_a", metavar="A", help="a run (id, unique prefix or 'latest'), or RUN@BUILD for one build")
@@ -242,6 +283,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-slowdown", type=_percent, default=0.05, metavar="PERCENT",
                    help="how much worse a point may be before it fails the check (default 5%%)")
     p.add_argument("--metric", help="metric to check (default: each workload's primary metric)")
+
+
+def _view_commands(command) -> None:
+    """What people read: the HTML report and the results page."""
     p = command("report", cmd_report, "write a self-contained HTML report of runs (and PNGs)")
     p.add_argument("runs", nargs="+", help="run ids (or 'latest'); several runs are overlaid")
     p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="HTML file to write")
@@ -250,8 +295,6 @@ def _parser() -> argparse.ArgumentParser:
     p = command("serve", cmd_serve, "the results page: paste, drop or pick runs and draw them together")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    capacity_cli.register(command)
-    return parser
 
 
 # ---------------------------------------------------------------- helpers

@@ -24,7 +24,7 @@ import time
 
 from websockets.asyncio.client import connect
 
-from msgbench.workers import targets
+from msgbench.workers import chat_server, targets
 
 
 def main() -> int:
@@ -38,17 +38,18 @@ def main() -> int:
     parser.add_argument("--think-s", type=float, default=1.0)
     args = parser.parse_args()
     t = targets.target(args.target)
-    if not t.chat_server:
+    command = chat_server.command(t)
+    if not command:
         parser.error(f"--target {args.target}: declares no chat_server in its target.toml")
-    variant = t.variants[args.variant or t.chat_server_variants[0]]
+    variant = t.variants[args.variant or t.extra[chat_server.VARIANTS][0]]
     needed = args.users + 200  # one per connection, in this process and (inherited) in the server
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if needed > hard:
         parser.error(f"--users {args.users}: needs ~{needed} file descriptors, the hard limit is {hard}")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
     targets.build(t)
-    program = str(t.folder / t.chat_server[0]) if "/" in t.chat_server[0] else t.chat_server[0]
-    server = subprocess.Popen([program, *t.chat_server[1:], *variant.args, "--listen", "0.0.0.0:0"],
+    program = str(t.folder / command[0]) if "/" in command[0] else command[0]
+    server = subprocess.Popen([program, *command[1:], *variant.args, "--listen", "0.0.0.0:0"],
                               cwd=t.folder, env=t.worker_env(variant), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, start_new_session=True)
     try:

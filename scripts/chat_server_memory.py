@@ -21,7 +21,7 @@ import sys
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from msgbench.workers import targets
+from msgbench.workers import chat_server, targets
 
 GROUP_SIZE = 10
 HISTORY = 10
@@ -96,15 +96,16 @@ def main() -> int:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     t = targets.target(args.target)
-    if not t.chat_server:
+    command, serving = chat_server.command(t), [v.name for v in chat_server.serving_variants(t)]
+    if not command:
         print(f"target {args.target!r} declares no chat_server", file=sys.stderr)
         return 2
-    if args.variant not in t.chat_server_variants:
-        print(f"variant {args.variant!r}: {args.target} serves chat with {t.chat_server_variants}", file=sys.stderr)
+    if args.variant not in serving:
+        print(f"variant {args.variant!r}: {args.target} serves chat with {serving}", file=sys.stderr)
         return 2
     v = t.variants[args.variant]
-    program = str(t.folder / t.chat_server[0]) if "/" in t.chat_server[0] else t.chat_server[0]
-    server = subprocess.Popen([program, *t.chat_server[1:], *v.args, "--listen", "127.0.0.1:0"], cwd=t.folder,
+    program = str(t.folder / command[0]) if "/" in command[0] else command[0]
+    server = subprocess.Popen([program, *command[1:], *v.args, "--listen", "127.0.0.1:0"], cwd=t.folder,
                               env=t.worker_env(v), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               start_new_session=True)
     try:

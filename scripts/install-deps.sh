@@ -53,7 +53,8 @@ packages=$(.venv/bin/python -c 'from msgbench.workers.targets import missing_pac
 if [ "$with_tests" = 1 ] && ! command -v chromium >/dev/null; then
   packages="$packages chromium"
 fi
-# targets/c's lint runs cppcheck after GCC's analyzer, and skips it where it is missing.
+# targets/c's lint runs cppcheck after GCC's analyzer, kits/caf's after g++ -Werror and
+# clang-format; both skip it where it is missing.
 if [ "$with_tests" = 1 ] && ! command -v cppcheck >/dev/null; then
   packages="$packages cppcheck"
 fi

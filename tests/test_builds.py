@@ -3,6 +3,7 @@ file, each built in its own folder when it may change the compiler, stored by na
 compared and checked; a build that is missing or fails to build leaves the others."""
 
 import json
+import shutil
 import sys
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from msgbench.cli import main
 from msgbench.data.store import Store
 from msgbench.running.builds import BuildError, load_file, parse_option
+from tests.conftest import FIXTURE_TARGETS
 
 
 def run_cli(*args) -> int:
@@ -266,3 +268,33 @@ def test_no_build_refuses_a_build_whose_own_copy_was_never_built(fake_targets, t
     assert Store(fake_targets).runs() == []
     assert run_cli(*ring) == 0  # built now
     assert run_cli(*ring, "--no-build") == 0
+
+
+def test_a_checkout_build_runs_that_checkouts_own_target_beside_this_ones(fake_targets, tmp_path):
+    # Old code against new: the other checkout's target.toml and code, as they are there.
+    old = tmp_path / "old-checkout"
+    shutil.copytree(FIXTURE_TARGETS / "fake", old / "targets" / "fake")
+    toml = old / "targets" / "fake" / "target.toml"
+    toml.write_text(toml.read_text().replace('run = ["python3", "worker.py", "{process_limit}", "{variant_args}"]',
+                                             'run = ["python3", "worker.py", "{process_limit}", "--slowdown", "4", '
+                                             '"{variant_args}"]'))
+    builds = tmp_path / "builds.toml"
+    builds.write_text('[[build]]\ntarget = "fake"\nlabel = "old"\ncheckout = "old-checkout"\n'
+                      '[[build]]\ntarget = "fake"\nlabel = "new"\n')
+    assert run_cli("run", "ring", "--target", "fake", "-p", "n=10", "--repeat", "2", "--warmup", "0",
+                   "--builds", str(builds), "--no-build") == 0
+    run, measured = only_run(fake_targets)
+    assert [m["build"] for m in measured] == ["old", "new", "old", "new"]
+    hops = {m["build"]: m["metrics"]["hops_per_s"] for m in measured}
+    assert hops["new"] == pytest.approx(4 * hops["old"])  # the old checkout's run command ran
+    described = run["metadata"]["builds"]["fake@old"]
+    assert described["checkout"] == str(old) and described["folder"] == str(old / "targets" / "fake")
+
+
+def test_a_checkout_without_the_target_is_refused_in_one_line(fake_targets, tmp_path, capsys):
+    builds = tmp_path / "builds.toml"
+    builds.write_text(f'[[build]]\ntarget = "fake"\nlabel = "old"\ncheckout = "{tmp_path}"\n')
+    assert run_cli("run", "ring", "--target", "fake", "--builds", str(builds), "--no-build") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"msgbench: error: build fake:old: checkout {tmp_path} has no targets/fake/target.toml "
+                       "(expected a msgbench checkout)")

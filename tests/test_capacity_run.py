@@ -10,7 +10,7 @@ import pytest
 from msgbench.cli import main
 from msgbench.data import results
 from msgbench.data.store import Store
-from msgbench.running import capacity, capacity_run
+from msgbench.running import capacity, capacity_run, runner
 from msgbench.views import capacity_view
 from msgbench.views.report import html
 from msgbench.views.web import shape
@@ -145,8 +145,8 @@ def test_chat_users_stop_at_the_machines_descriptors_and_say_so(monkeypatch):
     monkeypatch.setattr(chat_server, "fd_ceiling", lambda: (19_956, "the hard RLIMIT_NOFILE"))
     users = capacity_run.axis_for("chat", "users")
     base = capacity_run.base_params(users, {})
-    server = type("Server", (), {"per_connection_bytes": 1, "label": "tiny"})()  # memory never binds
-    limit, why = users.machine_limit(base, server)
+    server = type("Server", (), {"extra": {"per_connection_bytes": 1}, "label": "tiny"})()  # memory never binds
+    limit, why = users.machine_limit(base, server, runner.MEMORY_HEADROOM)
     assert limit == 19_700 and "file descriptors" in why
     search = capacity.Search(start=1000, limit=limit, quantize=users.quantize(base), limit_why=why)
     while (probe := search.next()) is not None:

@@ -4,6 +4,7 @@ serves correctly, dies mid-run or cannot be reached; runs that will not fit are 
 before anything starts; nothing is left running."""
 
 import dataclasses
+import re
 import resource
 import types
 
@@ -13,6 +14,7 @@ from msgbench.cli import main
 from msgbench.core import spec
 from msgbench.data import results
 from msgbench.data.store import Store
+from msgbench.running import workloads as workload_runs
 from msgbench.workers import chat_server, targets
 from tests.conftest import processes_matching
 
@@ -94,7 +96,7 @@ def test_too_many_users_are_refused_before_launch(fake_targets, capsys, groups, 
 
 
 def test_a_target_without_a_chat_server_is_refused_when_named(fake_targets, capsys, monkeypatch):
-    without = dataclasses.replace(targets.target("fake"), chat_server=())
+    without = dataclasses.replace(targets.target("fake"), extra={})
     monkeypatch.setitem(targets.registry(), "fake", without)  # the registry is cached: this is what runs see
     assert main(["run", "chat", "--target", "fake", *SMALL]) == 2
     assert "declares no chat server" in capsys.readouterr().err
@@ -138,14 +140,33 @@ def test_server_only_facts_are_required_of_the_server_kind_alone():
 
 
 def test_chat_server_variants_must_name_variants_that_run_chat(tmp_path):
+    """The chat plug-in owns its target.toml keys and checks them (the registry keeps them as written)."""
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / "target.toml").write_text(
         'name = "t"\nrun = ["x"]\nchat_server = ["x", "--chat-server"]\nchat_server_variants = ["a", "nope"]\n'
-        '[variants.a]\nlabel = "idiomatic"\nworkloads = ["chat"]\n')
-    said = r"chat_server_variants \['a', 'nope'\] must name variants that run chat \(a\)"
-    with pytest.raises(targets.TargetError, match=said):
-        targets.load_target(folder)
+        'chat_srever = ["typo"]\n[variants.a]\nlabel = "idiomatic"\nworkloads = ["chat"]\n')
+    t = targets.load_target(folder)
+    assert t.extra["chat_server_variants"] == ["a", "nope"]
+    unknown, wrong = workload_runs.target_problems(t)
+    assert "unknown key 'chat_srever'" in unknown and "chat_server_variants" in unknown
+    assert re.search(r"chat_server_variants \['a', 'nope'\] must name variants that run chat \(a\)", wrong)
+    assert [v.name for v in chat_server.serving_variants(t)] == ["a"]  # what a run uses of it
+    fixed = dataclasses.replace(t, extra={k: v for k, v in t.extra.items() if k != "chat_srever"} |
+                                {"chat_server_variants": ["a"]})
+    assert workload_runs.target_problems(fixed) == []
+    # Another checkout's target.toml (an old build, builds.py) may hold keys this registry dropped.
+    old = dataclasses.replace(fixed, extra=fixed.extra | {"test": "make test"},
+                              build_of=targets.Build(label="old", checkout="/elsewhere"))
+    assert workload_runs.target_problems(old) == []
+    assert workload_runs.target_problems(dataclasses.replace(old, build_of=None)) != []
+
+
+def test_a_target_with_a_bad_plug_in_key_is_refused_when_named(fake_targets, monkeypatch, capsys):
+    bad = dataclasses.replace(targets.target("fake"), extra=targets.target("fake").extra | {"chat_srever": ["x"]})
+    monkeypatch.setitem(targets.registry(), "fake", bad)
+    assert main(["run", "chat", "--target", "fake", *SMALL]) == 2
+    assert "unknown key 'chat_srever'" in capsys.readouterr().err
 
 
 def test_a_target_without_a_chat_server_gets_an_n_a_row_in_a_suite(fake_targets, monkeypatch):
@@ -153,7 +174,7 @@ def test_a_target_without_a_chat_server_gets_an_n_a_row_in_a_suite(fake_targets,
     from msgbench.running.runner import plan_run
 
     fake = targets.target("fake")
-    monkeypatch.setitem(targets.registry(), "noserver", dataclasses.replace(fake, name="noserver", chat_server=()))
+    monkeypatch.setitem(targets.registry(), "noserver", dataclasses.replace(fake, name="noserver", extra={}))
     scenario = suites.Scenario("chat-server", "chat", {"server": "ws", "groups": 2, "clients_per_group": 3,
                                                        "duration_s": 0.5}, targets=("fake", "noserver"))
     plan = plan_run([scenario], None, None, 1, 0, None, strict_targets=False)  # the server kind needs its 151 s

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.targets
 def cases():
     targets.registry.cache_clear()
     return [pytest.param(t.name, v.name, id=f"{t.name}-{v.name}")
-            for t in targets.registry().values() for v in t.chat_server_variants_for()]
+            for t in targets.registry().values() for v in chat_server.serving_variants(t)]
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from msgbench.workers import targets
+from msgbench.workers import chat_server, targets
 from tests.conftest import MARKER, marked_command_lines, ready_target
 
 pytestmark = pytest.mark.targets
@@ -71,7 +71,7 @@ def run_in_own_loop(scenario) -> None:
 def servers():
     targets.registry.cache_clear()
     return [pytest.param(t.name, variant, id=f"{t.name}-{variant}")
-            for t in targets.registry().values() if t.chat_server for variant in t.chat_server_variants]
+            for t in targets.registry().values() for variant in t.extra.get("chat_server_variants", ())]
 
 
 class Server:
@@ -82,7 +82,7 @@ class Server:
         assert variant in t.variants, f"{name}: chat_server_variants names {variant!r}, which it does not declare"
         v = t.variants[variant]
         # target.toml's command, run from the target's folder (docs/chat-server.md)
-        self.argv = [*t.chat_server_argv(v, process_limit=1_000_000), "--listen", "127.0.0.1:0"]
+        self.argv = [*chat_server.server_argv(t, v, process_limit=1_000_000), "--listen", "127.0.0.1:0"]
         self.stderr_path = tmp_path / f"{name}-{variant}.stderr"
         self.stderr = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(self.argv, cwd=t.folder, env=t.worker_env(v), stdin=subprocess.PIPE,

@@ -71,3 +71,18 @@ def test_too_few_repetitions_are_said_to_be_unable_to_differ():
     assert rows[0]["verdict"] == "inconclusive: too few repetitions (3 a side can never reach p<0.05)"
     rows = compare_runs({"measurements": _fanin(1, [10, 11, 12, 13])}, {"measurements": _fanin(1, [20, 21, 22, 23])})
     assert rows[0]["verdict"].startswith("B is")  # 4 against 4 can: p = 2/70
+
+
+def test_several_verdicts_on_one_line_each_name_their_pair():
+    # A builds run judges each target's build against the first: "inconclusive" six times
+    # over says nothing unless each says which pair it is.
+    from msgbench.data import verdict
+    from msgbench.views.report.findings import Finding
+
+    few = verdict.judge("java@new", [1.0], "java@old", [1.1], "higher", "hops_per_s")
+    same = verdict.judge("go@new", [1.0, 1.1, 0.9, 1.0, 1.05], "go@old", [1.02, 1.08, 0.95, 1.0, 1.01], "higher")
+    assert few.pair == "java@new vs java@old" and few.named_text.startswith("java@new vs java@old: inconclusive")
+    finding = Finding("ring", "ring", "hops_per_s", "higher", judgements=[few, same])
+    assert finding.answer() == (f"java@new vs java@old: {few.text}; go@new vs go@old: {same.text}")
+    alone = Finding("ring", "ring", "hops_per_s", "higher", judgements=[few])
+    assert alone.answer() == few.text  # one verdict: the scenario's line says who was compared

@@ -58,7 +58,7 @@ def brokers():
 
 def call(t: targets.Target, variant: str, workload: str, params: dict, brokers: services.Services):
     v = t.variants[variant]
-    peer_env = placement.Peers([]).env_for(t, v, params, 10_000)  # the server half, on loopback
+    peer_env = placement.Peers([]).env_for(t, v, params, 10_000, workload)  # the server half, on loopback
     service_env = brokers.env_for(t.services_for(v))
     outcome = run_worker(
         t.argv(v, 10_000), cwd=t.folder, env=t.worker_env(v) | peer_env | service_env,
@@ -129,7 +129,8 @@ def test_an_option_the_worker_does_not_know_is_an_error_naming_it(name, brokers)
     params = full_params(workload, {})
     outcome = run_worker(
         t.argv(v, 10_000), cwd=t.folder,
-        env=t.worker_env(v) | placement.Peers([]).env_for(t, v, params, 10_000) | brokers.env_for(t.services_for(v)),
+        env=t.worker_env(v) | placement.Peers([]).env_for(t, v, params, 10_000, workload)
+        | brokers.env_for(t.services_for(v)),
         request=t.request(workload, v, params, 1, False) | {"options": v.options | {"no_such_option": 1}},
         target=t.name, time_limit_s=TIME_LIMIT_S)
     assert outcome.status == "error" and "no_such_option" in outcome.error, (outcome.status, outcome.error)
@@ -140,20 +141,14 @@ def probe(t: targets.Target, variant: targets.Variant, workload: str, options: d
     params = full_params(workload, {})
     return run_worker(
         t.argv(variant, 10_000), cwd=t.folder,
-        env=t.worker_env(variant) | placement.Peers([]).env_for(t, variant, params, 10_000)
+        env=t.worker_env(variant) | placement.Peers([]).env_for(t, variant, params, 10_000, workload)
         | brokers.env_for(t.services_for(variant)),
         request=t.request(workload, variant, params, 1, False) | {"options": options},
         target=t.name, time_limit_s=TIME_LIMIT_S)
 
 
-# Workers whose unknown-option error does not yet list what they know as "(known here: a, b)"
-# (their kits are being rebuilt, issue #32): strict, so that the first to conform fails here
-# until it is taken off this list.
-KNOWN_LIST_PENDING = {"rust", "c", "caf", "ghc"}
-
-
 @pytest.mark.parametrize("name", [t.name for t in real_targets()])
-def test_the_options_a_worker_reads_are_the_options_its_target_toml_declares(name, brokers, request):
+def test_the_options_a_worker_reads_are_the_options_its_target_toml_declares(name, brokers):
     """Both ways, from the registry alone. Read => declared: each workload's unknown-option error
     lists the options the worker reads for it ("known here: ..."); their union must be what the
     variants of target.toml set, so no option is read that no variant can send. Declared => read:
@@ -161,8 +156,6 @@ def test_the_options_a_worker_reads_are_the_options_its_target_toml_declares(nam
     where they are strings or integers, else a string), must be refused naming it; a worker that
     accepted it would not be reading it (an ignored option measures something else than its
     variant says)."""
-    if name in KNOWN_LIST_PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="its unknown-option error lists no known options"))
     t = ready_target(name)
     declared = {option for v in t.variants.values() for option in v.options}
     read = set()

@@ -119,12 +119,12 @@ def test_pubsub_latency_across_two_kernels_is_refused(tmp_path):
                             place={"sources": ["h2"], "receivers": ["h3"]}, roles=workload_runs.roles({"pubsub"}))
     peers.facts = {"h2": {"boot_id": "a"}, "h3": {"boot_id": "b"}}
     with pytest.raises(placement.PlacementError, match="which h2 and h3 \\(two kernels\\) do not share"):
-        peers._check_clocks()
+        workload_runs.check_hosts([job], peers)
     job.params["rate"] = 0  # throughput alone: counted on the receivers' clock
-    peers._check_clocks()
+    assert workload_runs.check_hosts([job], peers) == []
     job.params["rate"], peers.facts["h3"]["boot_id"] = 100, "a"
-    peers._check_clocks()
-    assert "one clock" in peers.notes[-1]
+    notes = workload_runs.check_hosts([job], peers)
+    assert len(notes) == 1 and "one clock" in notes[0]
 
 
 def test_groups_are_split_whole_and_facts_merged_without_averaging_percentiles():

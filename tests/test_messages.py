@@ -115,7 +115,7 @@ def test_remote_dir_need_not_exist_here(fake_targets):
     assert not os.path.exists(there)
     peers = placement.Peers([], remote="bench@192.0.2.7", remote_dir=there)
     peers._remote_resolved = "192.0.2.7"  # no ssh -G for a documentation address
-    env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024)
+    env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024, "socket")
     assert os.path.isdir(env["MSGBENCH_PEER_CWD"])  # where the local ssh starts
     command = json.loads(env["MSGBENCH_PEER_COMMAND"])
     assert command[command.index("cd") + 1] == there

@@ -65,7 +65,7 @@ def test_ssh_remote_wraps_the_server_command(fake_targets):
 
     t = targets.target("fake")
     peers = placement.Peers([], remote="bench@192.0.2.7", remote_dir="/opt/msgbench/targets/fake")
-    env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024)
+    env = peers.env_for(t, t.variants["ok"], {"placement": "remote"}, 1024, "socket")
     assert env["MSGBENCH_PEER_HOST"] == "192.0.2.7"  # what ssh -G says it connects to
     assert env["MSGBENCH_PEER_COMMAND"].startswith('["ssh", "-o", "BatchMode=yes", "bench@192.0.2.7", "cd"')
 

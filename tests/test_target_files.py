@@ -10,7 +10,8 @@ import pytest
 
 from msgbench.core import spec
 from msgbench.core.paths import REPO_ROOT, SPEC_DIR
-from msgbench.workers import catalogue
+from msgbench.running import workloads as workload_runs
+from msgbench.workers import catalogue, targets
 
 TARGET_FILES = sorted((REPO_ROOT / "targets").glob("*/target.toml"))
 SCHEMA = json.loads((SPEC_DIR / "target.schema.json").read_text())
@@ -26,6 +27,8 @@ def test_target_toml_matches_schema_and_spec(path):
         for workload in variant["workloads"]:
             spec.workload(workload)  # raises for a workload the spec does not define
         assert variant.get("description"), f"variant {name} says nothing about itself"
+    # the keys the registry does not read are a workload plug-in's, which checks them
+    assert workload_runs.target_problems(targets.load_target(path.parent)) == []
 
 
 @pytest.mark.parametrize("path", TARGET_FILES, ids=lambda p: p.parent.name)

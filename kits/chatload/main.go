@@ -78,17 +78,13 @@ func serve(stdin *os.File, out *os.File) error {
 // measureServer is one measurement; the server is stopped (its whole process
 // group) and every connection closed on every path. sp: this generator's
 // share of a run across hosts (the harness's server; nil: start it here).
+// Its phases: connect every client, the send window T, the drain, close;
+// the server's stats are taken before the run and at each phase's edge.
 func measureServer(p Params, w *protocol.Writer, sp *split) (protocol.Result, error) {
 	if sp != nil && !sp.lead {
 		return measureShare(p, w, sp)
 	}
-	var srv *server
-	var err error
-	if sp != nil {
-		srv, err = attachServer(sp.url)
-	} else {
-		srv, err = startServer()
-	}
+	srv, err := openServer(sp)
 	if err != nil {
 		return protocol.Result{}, err
 	}
@@ -103,65 +99,95 @@ func measureServer(p Params, w *protocol.Writer, sp *split) (protocol.Result, er
 		return protocol.Result{}, r.failure
 	}
 	defer control.close()
-	baseline, err := control.query()
-	if err != nil {
+	var ph phases
+	if ph.baseline, err = control.query(); err != nil {
 		r.fail(protocol.Errorf(protocol.Internal, "the chat server at %s did not answer its stats: %v", srv.url(), err))
 		return protocol.Result{}, r.failure
 	}
 	started, cpuStarted := time.Now(), cpuNow()
-
 	sampler := startSampler(w, r, control, cpuStarted)
 	defer sampler.Stop()
 
-	if err := r.barrier(w, sp, "connect"); err != nil {
+	if err := r.connectPhase(w, sp, &ph); err != nil {
 		return protocol.Result{}, err
 	}
-	setupStarted := time.Now()
-	if err := r.connectAll(); err != nil {
+	windowEnd, err := r.sendPhase(control, &ph)
+	if err != nil {
 		return protocol.Result{}, err
 	}
-	setup := time.Since(setupStarted)
-	if err := r.barrier(w, sp, "send"); err != nil {
+	if err := r.drainPhase(control, windowEnd, &ph); err != nil {
 		return protocol.Result{}, err
 	}
-
-	// Both processes' CPU over T alone, beside the whole run's: connecting
-	// thousands of clients costs the load generator far more than T does.
-	atRelease, err := control.query()
-	if err != nil {
-		r.fail(fmt.Errorf("the chat server did not answer its stats before T: %w", err))
-		return protocol.Result{}, r.failure
-	}
-	cpuAtRelease := cpuNow()
-	window := r.sendAll()
-	windowEnd, cpuAtT := r.now(), cpuNow()
-	if r.isAborted() {
-		return protocol.Result{}, r.failure
-	}
-	atT, err := control.query()
-	if err != nil {
-		r.fail(fmt.Errorf("the chat server did not answer its stats at T: %w", err))
-		return protocol.Result{}, r.failure
-	}
-	drain := r.drain(windowEnd)
-	if r.isAborted() {
-		return protocol.Result{}, r.failure
-	}
-	final, err := control.query()
-	if err != nil {
-		r.fail(fmt.Errorf("the chat server did not answer its stats after the drain: %w", err))
-		return protocol.Result{}, r.failure
-	}
-	wall, cpu := time.Since(started), cpuNow()-cpuStarted
+	ph.wall, ph.cpu = time.Since(started), cpuNow()-cpuStarted
 	sampler.Stop()
 	if err := r.barrier(w, sp, "close"); err != nil {
 		return protocol.Result{}, err
 	}
-	return r.result(report(r, phases{
-		setup: setup, window: window, drain: drain, wall: wall, cpu: cpu,
-		windowCPU: cpuAtT - cpuAtRelease,
-		baseline:  baseline, atRelease: atRelease, atT: atT, final: final,
-	})), nil
+	return r.result(report(r, ph)), nil
+}
+
+// openServer starts the target's chat server here, or, for a run across
+// hosts, attaches to the one the harness started.
+func openServer(sp *split) (*server, error) {
+	if sp != nil {
+		return attachServer(sp.url)
+	}
+	return startServer()
+}
+
+// connectPhase connects and joins every client (setup), between the
+// "connect" and "send" barriers of a run across hosts.
+func (r *run) connectPhase(w *protocol.Writer, sp *split, ph *phases) error {
+	if err := r.barrier(w, sp, "connect"); err != nil {
+		return err
+	}
+	started := time.Now()
+	if err := r.connectAll(); err != nil {
+		return err
+	}
+	ph.setup = time.Since(started)
+	return r.barrier(w, sp, "send")
+}
+
+// sendPhase is T: the clients send, with the server's stats at its release
+// and at its end. Both processes' CPU over T alone, beside the whole run's:
+// connecting thousands of clients costs the load generator far more than T
+// does. It returns when T ended, on the run's clock.
+func (r *run) sendPhase(control *statsClient, ph *phases) (windowEnd int64, err error) {
+	if ph.atRelease, err = r.stats(control, "before T"); err != nil {
+		return 0, err
+	}
+	cpuAtRelease := cpuNow()
+	ph.window = r.sendAll()
+	windowEnd, cpuAtT := r.now(), cpuNow()
+	ph.windowCPU = cpuAtT - cpuAtRelease
+	if r.isAborted() {
+		return 0, r.failure
+	}
+	ph.atT, err = r.stats(control, "at T")
+	return windowEnd, err
+}
+
+// drainPhase waits for the messages still in flight at T, then takes the
+// server's final stats.
+func (r *run) drainPhase(control *statsClient, windowEnd int64, ph *phases) (err error) {
+	ph.drain = r.drain(windowEnd)
+	if r.isAborted() {
+		return r.failure
+	}
+	ph.final, err = r.stats(control, "after the drain")
+	return err
+}
+
+// stats queries the server's stats; a server that does not answer aborts
+// the run.
+func (r *run) stats(control *statsClient, when string) (stats, error) {
+	st, err := control.query()
+	if err != nil {
+		r.fail(fmt.Errorf("the chat server did not answer its stats %s: %w", when, err))
+		return stats{}, r.failure
+	}
+	return st, nil
 }
 
 // phases are what measureServer took of each phase: its own times and CPU,

@@ -90,6 +90,19 @@ def workload(name: str) -> Workload:
     return known[name]
 
 
+def sent_params(workload: str, params: dict) -> dict:
+    """The params a worker's request carries: all of them, but a param the spec marks
+    "omit_at_default" is left out at its default (chat's server=none: the workers that
+    came before the param refuse names they do not know). An unknown workload's params
+    (the conformance suite's probes) go as they are."""
+    wl = workloads().get(workload)
+    if wl is None:
+        return params
+    left_out = {name for name, definition in wl.params.items()
+                if definition.get("omit_at_default") and params.get(name) == definition.get("default")}
+    return {k: v for k, v in params.items() if k not in left_out} if left_out else params
+
+
 # ---------------------------------------------------------------- parameters
 
 
@@ -367,6 +380,57 @@ def derive_metrics(wl: Workload, params: dict, measured: dict, verify: dict, his
                 raise DeriveError(f"metric {name} = {formula} gives {value!r}, not a finite number")
             metrics[name] = env[name] = value
     return metrics
+
+
+# How a raw fact of several repetitions combines into the fact of them all, for the
+# metrics merged over a point's histograms (a fact's "merge" in spec/workloads/*.json).
+MERGES = {"max": max, "min": min, "sum": sum}
+
+
+def merged_metrics(wl: Workload, params: dict, runs: list[tuple[dict, dict]]) -> dict:
+    """The metrics of a histogram (latency percentiles) or of mergeable facts alone (the
+    largest latency), over every repetition at once.
+
+    runs: each repetition's (measured facts, histograms). Their histograms are added
+    bucket by bucket, never their percentiles averaged: the p99 of a point is the p99 of
+    all its messages. A formula may read, beside its histograms, the parameters and facts
+    whose spec says how they merge ("merge": "max" for a maximum); a metric reading any
+    other fact, or one a repetition lacks, is not merged (its median stands alone)."""
+    if not runs:
+        return {}
+    scalars = _scalars(params)
+    merged = {}
+    for name, definition in wl.metrics.items():
+        names = expr.names_in(definition["formula"])
+        hists = names & set(wl.histograms)
+        facts = names - hists - set(params)
+        if not (hists or facts) or any(wl.measured.get(f, {}).get("merge") not in MERGES for f in facts):
+            continue
+        when = definition.get("when")
+        try:
+            if when and not expr.evaluate(when, scalars):
+                continue
+        except expr.ExpressionError:
+            continue  # its rule reads more than the parameters: not a metric of the point alone
+        if any(h not in histograms or f not in measured
+               for measured, histograms in runs for h in hists for f in facts):
+            continue
+        env = dict(params)
+        for h in hists:
+            buckets: dict[int, int] = {}
+            for _, histograms in runs:
+                for bucket, count in histogram.counts(histograms[h], h).items():
+                    buckets[bucket] = buckets.get(bucket, 0) + count
+            env[h] = expr.Histogram(buckets)
+        for f in facts:
+            env[f] = MERGES[wl.measured[f]["merge"]](measured[f] for measured, _ in runs)
+        try:
+            value = expr.evaluate(definition["formula"], env)
+        except expr.ExpressionError:
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            merged[name] = value
+    return merged
 
 
 def _scalars(params: dict) -> dict:

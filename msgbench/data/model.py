@@ -248,7 +248,7 @@ def point_of(entry: Entry | None, metric: str, x: object) -> Point:
     note = "; ".join(w for w in summary.get("warnings") or [] if not w.startswith(tuple(others)))
     if summary.get("ok", total) < total:
         note = note or f"{summary['ok']} of {total} repetitions ok"
-    return Point(x, stats["median"], stats.get("min"), stats.get("max"),
+    return Point(x, results.point_value(stats), stats.get("min"), stats.get("max"),
                  stats.get("n", summary.get("ok", 0)), "ok", note)
 
 

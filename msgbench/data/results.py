@@ -7,7 +7,7 @@ Markdown, the HTML report and the results page); docs/results-format.md describe
 import statistics
 from collections import defaultdict
 
-from msgbench.core import expr, spec, units
+from msgbench.core import expr, histogram, spec, units
 from msgbench.data import noise, stats
 from msgbench.data.points import point_key
 
@@ -67,13 +67,16 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
     computed = {name: stats.summarize([m["metrics"][name] for m in ok if name in m["metrics"]])
                 for name in names}
     summary["metrics"] = {name: s.as_dict() for name, s in computed.items()}
+    wl = spec.workloads().get(first["workload"])
+    for name, value in _merged(wl, first["params"], ok).items():
+        if name in summary["metrics"]:
+            summary["metrics"][name]["merged"] = value
     calibrated = next(((m.get("worker") or {}).get("calibrated") for m in ok
                        if (m.get("worker") or {}).get("calibrated")), None)
     if calibrated:  # the work it ran, raised from its params by the warm-up's calibration
         summary["calibrated"] = calibrated
     for text in _competition_warnings(ok):
         warn("noise:busy", text)
-    wl = spec.workloads().get(first["workload"])
     for text in _short_run_warnings(wl, ok):
         warn("noise:short", text)
     # The noise of the figure the point is judged by (socket echo: its round trip), as
@@ -96,6 +99,25 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         for kind, text in _threshold_warnings(wl, computed, first["params"]):
             warn(kind, text)
     return summary
+
+
+def _merged(wl, params: dict, ok: list[dict]) -> dict:
+    """The point's percentile metrics over all its repetitions' histograms at once
+    (spec.merged_metrics); none where a repetition kept no histograms (an import)."""
+    runs = [((m.get("worker") or {}).get("measured"), (m.get("worker") or {}).get("histograms")) for m in ok]
+    if not wl or not runs or any(not isinstance(f, dict) or not isinstance(h, dict) for f, h in runs):
+        return {}
+    try:
+        return spec.merged_metrics(wl, params, runs)
+    except (histogram.HistogramError, TypeError, ValueError):
+        return {}  # a stored histogram that is not one (a hand-edited import): the medians stand
+
+
+def point_value(stats: dict) -> float:
+    """What a point's metric reads as, in tables, charts and findings: a percentile over all
+    its repetitions' messages where it has one (their histograms merged), else the median
+    of its repetitions. Comparisons between points test the repetitions, not this."""
+    return stats.get("merged", stats["median"])
 
 
 def _warner(summary: dict):

@@ -10,6 +10,7 @@ hyperfine says it: "rust ran 1.25 ± 0.30 times faster than go", the ratio of th
 medians with the two sides' relative spreads (stdev / mean) added in quadrature.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -36,6 +37,12 @@ class Judgement:
     samples: tuple[int, int] = (0, 0)
     unstable: bool = False  # a side's repetitions fall in two groups (stats.two_groups)
     claim: str = ""  # text without its test statistic, where a column of its own gives that
+    pair: str = ""  # "a vs b": who was compared, for a verdict that names no leader
+
+    @property
+    def named_text(self) -> str:
+        """text, naming the two sides where it does not (several verdicts on one line)."""
+        return self.text if self.outcome == LEADS else f"{self.pair}: {self.text}"
 
     @property
     def answer(self) -> str:
@@ -58,6 +65,10 @@ def judge(a_name: str, a: list[float], b_name: str, b: list[float], better: str,
           metric: str = "") -> Judgement:
     """Whether a or b is better at the metric (better: "higher" or "lower"), from their
     repetitions."""
+    return dataclasses.replace(_judge(a_name, a, b_name, b, better, metric), pair=f"{a_name} vs {b_name}")
+
+
+def _judge(a_name: str, a: list[float], b_name: str, b: list[float], better: str, metric: str) -> Judgement:
     n = (len(a), len(b))
     if not a or not b:
         missing = ", ".join(name for name, values in ((a_name, a), (b_name, b)) if not values)

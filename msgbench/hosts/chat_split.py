@@ -387,8 +387,8 @@ def check_hosts(jobs, peers, headroom: float) -> None:
         cpg = int(job.params["clients_per_group"])
         places = peers.hosts_of("clients") or [None]
         shares = split_groups(int(job.params["groups"]), len(places))
-        needs = [("the chat server", peers.host_of("server"), chat_server.users(job.params),
-                  job.target.per_connection_bytes)]
+        per_connection = chat_server.per_connection_bytes(job.target)
+        needs = [("the chat server", peers.host_of("server"), chat_server.users(job.params), per_connection)]
         needs += [("a load generator", host, count * cpg, chat_server.LOAD_GENERATOR_BYTES_PER_CONNECTION)
                   for host, (_, count) in zip(places, shares, strict=True)]
         memory: dict[str, int] = {}
@@ -408,6 +408,6 @@ def check_hosts(jobs, peers, headroom: float) -> None:
             if total and need > total * headroom:
                 raise PlacementError(
                     f"chat server=ws on {job.target.label}: host {alias} needs about {need / 2**30:,.1f} GiB for the "
-                    f"connections placed there ({job.target.per_connection_bytes:,} B per connection in the server, "
+                    f"connections placed there ({per_connection:,} B per connection in the server, "
                     f"{chat_server.LOAD_GENERATOR_BYTES_PER_CONNECTION:,} in a load generator); it has "
                     f"{total / 2**30:,.1f} GiB")

@@ -179,7 +179,7 @@ class Peers:
     def __init__(self, jobs, remote: str | None = None, remote_dir: str | None = None,
                  netem: str | None = None, notes: list[str] | None = None,
                  inventory: "hosts.Inventory | None" = None, place: dict[str, list[str]] | None = None,
-                 roles: dict[str, dict[str, str]] | None = None, server_kind=None):
+                 roles: dict[str, dict[str, str]] | None = None, server_kind=None, check_hosts=None):
         self.remote, self.remote_dir, self.netem = remote, remote_dir, netem
         self.inventory, self.place = inventory, dict(place or {})
         self.jobs = jobs
@@ -188,6 +188,9 @@ class Peers:
         # (msgbench/running/workloads), or None; its load generator is started in place of
         # the worker and starts the target's server as its peer.
         self.server_kind = server_kind or (lambda workload, params: None)
+        # check_hosts(jobs, peers): the workloads' rules across the hosts once they are
+        # reached (pubsub's one clock); raises PlacementError, returns notes.
+        self.check_hosts = check_hosts or (lambda jobs, peers: [])
         self.needs_namespace = not remote and not inventory and any(_placement(j) == "remote" for j in jobs)
         self.namespace: Namespace | None = None
         self.notes = notes if notes is not None else []
@@ -250,7 +253,7 @@ class Peers:
                 raise PlacementError(str(exc)) from None
         for role, names in self.place.items():
             self.notes.append(f"role {role} ran on {', '.join(self._where(n) for n in names)}")
-        self._check_clocks()
+        self.notes += self.check_hosts(self.jobs, self)
         # alias -> the target folders that run there; alias -> the load generators' folders
         running, generators = {}, {}
         for job in self.jobs:
@@ -276,30 +279,10 @@ class Peers:
             except hosts.HostError as exc:
                 raise PlacementError(str(exc)) from None
 
-    def _check_clocks(self) -> None:
-        """Pubsub's one-way latency (rate > 0) subtracts a source's CLOCK_MONOTONIC stamp from
-        a receiver's reading: one clock only where both run on one kernel (one boot id:
-        this machine, namespaces or containers of it). Across kernels the monotonic clocks
-        have no common origin, and the wall-clock offset measured here does not relate them:
-        such a run is refused before launch."""
-        timed = [j for j in self.jobs if j.scenario.workload == "pubsub" and float(j.params.get("rate", 0)) > 0]
-        if not timed:
-            return
-        sources, receivers = self.host_of("sources"), self.host_of("receivers") or self.host_of("sources")
-
-        def kernel(host):
-            return procs.boot_id() if host is None else self.facts[host.alias].get("boot_id")
-
-        if sources is receivers or (kernel(sources) and kernel(sources) == kernel(receivers)):
-            if sources is not receivers:
-                self.notes.append("pubsub's one-way latency is on one clock: the sources' and receivers' hosts run "
-                                  "one kernel (the same boot id)")
-            return
-        where = f"{sources.alias if sources else 'this machine'} and {receivers.alias if receivers else 'this machine'}"
-        raise PlacementError(
-            f"pubsub at rate > 0 times one-way latency from CLOCK_MONOTONIC stamps, which {where} (two kernels) do "
-            "not share; the hosts' wall-clock offset is measured, but does not relate monotonic clocks: place "
-            "sources and receivers on one host, or measure throughput at rate=0 (docs/hosts.md)")
+    def boot_id(self, host: "hosts.Host | None") -> str | None:
+        """The kernel a host runs (its boot id; None: here), read when it was reached: one
+        boot id is one CLOCK_MONOTONIC (this machine, its namespaces and containers)."""
+        return procs.boot_id() if host is None else self.facts[host.alias].get("boot_id")
 
     def _where(self, name: str) -> str:
         if name == hosts.LOCAL:
@@ -322,10 +305,11 @@ class Peers:
     def adopt_remote_usage(self, job, outcome) -> None:
         """A worker on a host: its CPU and peak RSS are what remote.py measured there, not
         the ssh client's; the host is named with the measurement."""
-        if outcome.parts:  # chat_split.py measured each process where it ran
+        if outcome.parts:  # a server kind's placed run measured each process where it ran
             if any(p["host"] != hosts.LOCAL for p in outcome.parts):
+                kind = self.server_kind(job.scenario.workload, job.params)
                 outcome.other_cpu_share = None
-                outcome.host = ",".join(p["host"] for p in outcome.parts if p["role"] == "clients")
+                outcome.host = ",".join(p["host"] for p in outcome.parts if kind and p["role"] == kind.generator_role)
             return
         host = self._role_host(job.scenario.workload, WORKER) if self.ssh else None
         if host is None:
@@ -356,9 +340,10 @@ class Peers:
                 self.namespace = None
 
     def env_for(self, target: Target, variant: Variant, params: dict, process_limit: int,
-                workload: str = "socket", peer_env: dict | None = None) -> dict:
+                workload: str, peer_env: dict | None = None) -> dict:
         """The worker's MSGBENCH_PEER_* variables. peer_env: what the peer's environment
-        sets beyond the harness's (passed to a peer on a host)."""
+        sets beyond the harness's (passed to a peer on a host). A workload with a
+        `placement` param (socket) puts its peer apart only with placement=remote."""
         kind = self.server_kind(workload, params)
         if kind:  # the load generator starts the server
             return kind.peer_env(target, variant, process_limit, LOCALHOST)
@@ -370,7 +355,7 @@ class Peers:
         worker_host = self._role_host(workload, WORKER) if self.ssh else None
         if worker_host is not None:  # the worker starts its peer there: paths are the host's
             cwd = worker_host.folder(target.folder)
-        if peer_host is not None and (workload != "socket" or params.get("placement") == "remote"):
+        if peer_host is not None and params.get("placement", "remote") == "remote":
             if worker_host is None:
                 cwd = str(target.folder)
             elif worker_host.alias == peer_host.alias:

@@ -14,11 +14,17 @@ A build is declared on the command line, `--build erlang:otp25=/usr/lib/erlang/b
     label = "sbt"
     args = ["+sbt", "tnnps"]                  # runtime flags alone: the seed's erl +sbt tnnps
 
+    [[build]]
+    target = "java"
+    label = "old"
+    checkout = "../msgbench-main"             # another checkout's target, as built there
+
 A build with a path or an environment may change the compiler, so the target is built
 for it in a folder of its own, results/builds/<target>@<label>/ ($MSGBENCH_BUILDS_DIR), a mirror of the
 checkout whose target folder is a copy and everything else a link, so that relative
 paths (a Go module's ../../kits/go) still resolve. No build overwrites another's
-binary. A build of flags alone runs from the target's own folder.
+binary. A build of flags alone runs from the target's own folder. A build with a
+checkout runs that checkout's target (its target.toml, code and outputs), built there.
 """
 
 import re
@@ -72,7 +78,7 @@ def load_file(path: Path) -> list[tuple[str, Build]]:
 
 def _entry(entry: object, path: Path, i: int) -> tuple[str, Build]:
     where = f"build {i}"
-    allowed = {"target", "label", "path", "env", "args"}
+    allowed = {"target", "label", "path", "env", "args", "checkout"}
     entry = configfile.table(entry, path, where, empty_ok=False)
     unknown = sorted(set(entry) - allowed)
     if unknown:
@@ -94,7 +100,10 @@ def _entry(entry: object, path: Path, i: int) -> tuple[str, Build]:
         raise configfile.wrong(path, f"{where}.args", "a list of text", args)
     for n, arg in enumerate(args, start=1):
         configfile.text(arg, path, f"{where}.args[{n}]")
-    build = Build(label=label, path=folder, env=tuple(sorted(env.items())), args=tuple(args))
+    checkout = configfile.text(entry.get("checkout", ""), path, f"{where}.checkout")
+    if checkout and not Path(checkout).is_absolute():
+        checkout = str((path.parent / checkout).resolve())  # as written in the file, from its folder
+    build = Build(label=label, path=folder, env=tuple(sorted(env.items())), args=tuple(args), checkout=checkout)
     return target, _checked(build, target, f"{path}, {where}")
 
 
@@ -116,10 +125,29 @@ def expand(declared: list[tuple[str, Build]]) -> dict[str, list[targets.Target]]
         siblings = per_target.setdefault(name, [])
         if any(t.build_label == build.label for t in siblings):
             raise BuildError(f"build {name}:{build.label} is declared twice")
+        if build.checkout:
+            siblings.append(replace(_from_checkout(name, build), build_of=build))
+            continue
         usable = not build.path or Path(build.path).is_dir()  # a missing one is skipped by the plan
         folder = _folder_for(base, build) if build.compiles_apart and usable else base.folder
         siblings.append(replace(base, build_of=build, folder=folder))
     return per_target
+
+
+def _from_checkout(name: str, build: Build) -> targets.Target:
+    """The target as another checkout defines and builds it (its own target.toml), so old
+    code runs as it ran, beside this checkout's."""
+    folder = Path(build.checkout) / "targets" / name
+    where = f"build {name}:{build.label}: checkout {build.checkout}"
+    if not (folder / "target.toml").is_file():
+        raise BuildError(f"{where} has no targets/{name}/target.toml (expected a msgbench checkout)")
+    try:
+        found = targets.load_target(folder)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BuildError(f"{where}: its target.toml cannot be read: {exc}") from None
+    if found.name != name:
+        raise BuildError(f"{where}: targets/{name}/target.toml names {found.name!r}")
+    return found
 
 
 def _folder_for(base: targets.Target, build: Build) -> Path:

@@ -9,193 +9,39 @@ metadata ("capacity"), written after every step, so that an interrupted search
 keeps what it had found.
 """
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from msgbench.core import histogram, spec
 from msgbench.data.store import Store
 from msgbench.running import capacity, runner
+from msgbench.running import workloads as workload_runs
+from msgbench.running.capacity_axis import Axis, AxisError
 from msgbench.running.progress import Progress
 from msgbench.running.suites import Scenario
-from msgbench.workers import chat_server, sysinfo
-
-
-class AxisError(ValueError):
-    """A load axis that does not apply; the message names it and what does."""
-
-
-@dataclass(frozen=True)
-class Axis:
-    """What the search varies for a workload, and how a step's load is read back."""
-
-    workload: str
-    name: str  # the --load name and the scenario's x: rate, users
-    unit: str
-    latency: str = "latency_ns"  # the histogram the bound applies to
-    latency_max: str = "latency_max_ns"  # the measured fact that caps its percentiles
-
-    def params_for(self, load: float, base: dict) -> dict:
-        raise NotImplementedError
-
-    def load_of(self, params: dict) -> float:
-        raise NotImplementedError
-
-    def achieved(self, metrics: dict, params: dict) -> float | None:
-        raise NotImplementedError
-
-    def quantize(self, base: dict) -> Callable[[float], float]:
-        return lambda load: max(1, round(load))
-
-    def default_start(self, base: dict) -> float:
-        raise NotImplementedError
-
-    def machine_limit(self, base: dict, target) -> tuple[float | None, str]:
-        """The largest load this machine can run (and why), or None."""
-        return None, ""
-
-    def checked(self, base: dict) -> dict:
-        """The fixed parameters with what this axis needs of them, or AxisError."""
-        return base
-
-
-@dataclass(frozen=True)
-class PubsubRate(Axis):
-    """pubsub's offered message rate, all sources together, open loop."""
-
-    def params_for(self, load, base):
-        return base | {"rate": load}
-
-    def load_of(self, params):
-        return float(params["rate"])
-
-    def achieved(self, metrics, params):
-        return metrics.get("msgs_per_s")
-
-    def default_start(self, base):
-        return 1000.0
-
-    def machine_limit(self, base, target):
-        highest = spec.workload("pubsub").params["rate"]["maximum"]
-        return float(highest), "the largest rate pubsub's spec takes"
-
-    def checked(self, base):
-        if "rate" in base:
-            raise AxisError(f"-p rate={base['rate']}: the capacity search sets pubsub's rate itself; "
-                            "give where it starts with --start")
-        return base
-
-
-@dataclass(frozen=True)
-class ChatUsers(Axis):
-    """The chat server kind's users (groups x clients_per_group), each sending every think_ms."""
-
-    def params_for(self, load, base):
-        return base | {"groups": max(1, round(load / base["clients_per_group"]))}
-
-    def load_of(self, params):
-        return float(chat_server.users(params))
-
-    def achieved(self, metrics, params):
-        ratio = metrics.get("achieved_send_ratio")
-        return None if ratio is None else ratio * self.load_of(params)
-
-    def quantize(self, base):
-        per_group = base["clients_per_group"]
-        return lambda load: max(1, round(load / per_group)) * per_group
-
-    def default_start(self, base):
-        return float(base["clients_per_group"] * 10)
-
-    def machine_limit(self, base, target):
-        """The most users whose sockets fit the descriptors and memory (chat_server.fit_problem)."""
-        memory = sysinfo.meminfo().get("MemTotal", 0)
-
-        def fits(groups: int) -> bool:
-            return chat_server.fit_problem(target, base | {"groups": groups}, memory, runner.MEMORY_HEADROOM) is None
-
-        lo, hi = 1, int(spec.workload("chat").params["groups"]["maximum"])
-        if fits(hi):
-            return None, ""
-        if not fits(lo):
-            return 0.0, chat_server.fit_problem(target, base | {"groups": lo}, memory, runner.MEMORY_HEADROOM)
-        while hi - lo > 1:
-            middle = (lo + hi) // 2
-            lo, hi = (middle, hi) if fits(middle) else (lo, middle)
-        why = chat_server.fit_problem(target, base | {"groups": hi}, memory, runner.MEMORY_HEADROOM)
-        return float(lo * base["clients_per_group"]), why
-
-    def checked(self, base):
-        if "groups" in base:
-            raise AxisError(f"-p groups={base['groups']}: the users search sets groups itself "
-                            "(users = groups x clients_per_group); give where it starts with --start")
-        if base.get("think_ms", 0) <= 0:
-            raise AxisError(f"-p think_ms={base.get('think_ms')}: users are held at a think time; "
-                            "give think_ms > 0 (the seed's realistic 5000)")
-        return base
-
-
-@dataclass(frozen=True)
-class ChatRate(Axis):
-    """The chat server kind's message rate at a fixed number of users: think_ms set to
-    users x 1000 / rate (whole ms, so the rates the search can ask for are quantized)."""
-
-    def _users(self, base):
-        return chat_server.users(base)
-
-    def params_for(self, load, base):
-        return base | {"think_ms": max(1, round(self._users(base) * 1000 / load))}
-
-    def load_of(self, params):
-        return self._users(params) * 1000 / params["think_ms"]
-
-    def achieved(self, metrics, params):
-        return metrics.get("sent_per_s")
-
-    def quantize(self, base):
-        return lambda load: self.load_of(self.params_for(load, base))
-
-    def default_start(self, base):
-        return self._users(base) / 5  # every user once in 5 s: the seed's realistic think time
-
-    def checked(self, base):
-        if "think_ms" in base:
-            raise AxisError(f"-p think_ms={base['think_ms']}: the rate search sets think_ms itself "
-                            "(users x 1000 / rate); give where it starts with --start")
-        return base
-
-
-# The chat server kind's realistic load: 10 users a group, each sending every 5 s, for 30 s
-# (6 messages a user, so that even 100 users give the p99 600 samples).
-CHAT_DEFAULTS = {"server": "ws", "think_ms": 5000, "clients_per_group": 10, "duration_s": 30}
 
 
 def axis_for(workload: str, load: str | None) -> Axis:
-    """The axis of a workload by its --load name (default: its first)."""
-    axes = {
-        "pubsub": {"rate": PubsubRate("pubsub", "rate", "msg/s")},
-        "chat": {"users": ChatUsers("chat", "users", "users"), "rate": ChatRate("chat", "rate", "msg/s")},
-    }
-    if workload == "socket":
-        raise AxisError("socket has no capacity search yet: its echo workers send each message when the last "
-                        "returns (closed loop) and take no request rate; an open-loop echo needs a rate "
-                        "parameter in spec/workloads/socket.json and paced clients in every worker")
-    if workload not in axes:
-        raise AxisError(f"workload {workload!r} has no capacity search; it has: {', '.join(axes)}")
+    """The axis of a workload by its --load name (default: its plug-in's first)."""
+    plugin = workload_runs.plugin(workload)
+    axes = {axis.name: axis for axis in plugin.capacity_axes}
+    if plugin.capacity_refusal:
+        raise AxisError(plugin.capacity_refusal)
+    if not axes:
+        searched = ", ".join(p.name for p in workload_runs.PLUGINS.values() if p.capacity_axes)
+        raise AxisError(f"workload {workload!r} has no capacity search; it has: {searched}")
     if load is None:
-        return next(iter(axes[workload].values()))
-    if load not in axes[workload]:
-        raise AxisError(f"--load {load!r}: {workload}'s capacity is searched over {' or '.join(axes[workload])}")
-    return axes[workload][load]
+        return next(iter(axes.values()))
+    if load not in axes:
+        raise AxisError(f"--load {load!r}: {workload}'s capacity is searched over {' or '.join(axes)}")
+    return axes[load]
 
 
 def base_params(axis: Axis, given: dict) -> dict:
     """The fixed parameters: the given ones over the axis's defaults, resolved by the spec
     (the axis's own parameter is set at each step)."""
-    defaults = dict(CHAT_DEFAULTS) if axis.workload == "chat" else {}
-    if isinstance(axis, ChatRate):
-        defaults.pop("think_ms")
-    return spec.resolve_params(spec.workload(axis.workload), axis.checked(defaults | given))
+    return spec.resolve_params(spec.workload(axis.workload), axis.checked(axis.defaults() | given))
 
 
 # ---------------------------------------------------------------- the observations
@@ -290,7 +136,7 @@ def run(settings: Settings, the_plan: runner.Plan, scenario: Scenario, store: St
     quantize = axis.quantize(base)
     systems = {}
     for job in the_plan.jobs:
-        limit, why = axis.machine_limit(base, job.target)
+        limit, why = axis.machine_limit(base, job.target, runner.MEMORY_HEADROOM)
         search = capacity.Search(start=job.x, precision=settings.precision, limit=limit, confirm=settings.confirm,
                                  max_steps=settings.max_steps, quantize=quantize, limit_why=why or "")
         systems[f"{job.target.label}/{job.variant.name}"] = (job, search)
@@ -351,8 +197,10 @@ def _job_at(first: runner.Job, scenario: Scenario, axis: Axis, base: dict, load:
 
 
 def _measured(job: runner.Job, measure, round_index: int):
-    """One repetition, with the descriptors raised for a chat server kind's users."""
-    with chat_server.raised_fd_limit([job]):
+    """One repetition, with what a server kind's workers need raised (the descriptors
+    for its users)."""
+    kind = workload_runs.server_kind(job.scenario.workload, job.params)
+    with kind.limits([job]) if kind else contextlib.nullcontext():
         return measure(job, round_index)
 
 

@@ -209,6 +209,9 @@ def _targets_for(scenario, wl, target_names, strict, plan, builds) -> list[targe
             continue
         try:
             targets.require_installed(t)
+            problems = workload_runs.target_problems(t)  # the keys its workloads' plug-ins own
+            if problems:
+                raise targets.TargetError("; ".join(problems))
         except targets.TargetError as exc:
             if strict and not t.build_of:  # a build that is missing is skipped: the others still run
                 raise PlanError(str(exc)) from None
@@ -396,7 +399,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
         with (placement.Peers(plan.jobs, plan.remote, plan.remote_dir, plan.netem,
                               inventory=plan.inventory, place=plan.place,
                               roles=workload_runs.roles({j.scenario.workload for j in plan.jobs}),
-                              server_kind=workload_runs.server_kind) as peers,
+                              server_kind=workload_runs.server_kind, check_hosts=workload_runs.check_hosts) as peers,
               _server_kind_limits(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note), placed=peers.service_host,

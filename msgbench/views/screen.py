@@ -85,10 +85,10 @@ def _table(points: list[dict], references: dict, wide: bool, always_scenario: bo
         lead = s["metrics"].get(first) if s["status"] == "ok" else None
         for column in headline.columns:
             stats = s["metrics"].get(column.metric) if s["status"] == "ok" else None
-            cell = column.show(stats["median"]) if stats else "-"
+            cell = column.show(results.point_value(stats)) if stats else "-"
             share = s["params"].get(column.share_of) if column.share_of else None
             if stats and isinstance(share, (int, float)) and share > 0:
-                cell += f" ({stats['median'] / share:.0%})"
+                cell += f" ({results.point_value(stats) / share:.0%})"
             row.append(cell)
         row.append(f"{lead['cv']:.1%}" if lead and lead["n"] > 1 else "")  # one value has no spread
         row.append(str(lead["n"]) if lead else f"{s['ok']}/{s['total']}")

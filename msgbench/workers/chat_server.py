@@ -31,6 +31,43 @@ LOAD_GENERATOR_BYTES_PER_CONNECTION = 20_000
 FD_SLACK = 256
 
 
+# The target.toml keys the chat server kind owns (Target.extra; spec/target.schema.json):
+# the server's argv, the variants that serve it, and the server's memory per connected
+# user (from a measured run, for the plan check).
+COMMAND, VARIANTS, PER_CONNECTION = "chat_server", "chat_server_variants", "per_connection_bytes"
+TARGET_KEYS = (COMMAND, VARIANTS, PER_CONNECTION)
+DEFAULT_PER_CONNECTION_BYTES = 20_000
+
+
+def command(target: Target) -> tuple[str, ...]:
+    """The target's chat server command (argv relative to its folder); () if it has none."""
+    return tuple(target.extra.get(COMMAND, ()))
+
+
+def serving_variants(target: Target) -> list[Variant]:
+    """The variants that serve the chat server kind (none unless a command is declared)."""
+    if not command(target):
+        return []
+    named = target.extra.get(VARIANTS, ())
+    return [v for v in target.variants_for("chat") if v.name in named]
+
+
+def per_connection_bytes(target: Target) -> int:
+    return int(target.extra.get(PER_CONNECTION, DEFAULT_PER_CONNECTION_BYTES))
+
+
+def target_problem(target: Target) -> str | None:
+    """What is wrong with the chat server kind's keys in a target.toml, or None: the
+    variants named must run chat, beside a command."""
+    serving = list(target.extra.get(VARIANTS, ()))
+    unknown = [v for v in serving if v not in target.variants or "chat" not in target.variants[v].workloads]
+    if unknown or (serving and not command(target)):
+        chatty = ", ".join(v.name for v in target.variants_for("chat")) or "none"
+        return (f"{target.folder / 'target.toml'}: {VARIANTS} {serving} must name variants that run chat "
+                f"({chatty}), beside a {COMMAND} command")
+    return None
+
+
 def is_server_kind(workload: str, params: dict) -> bool:
     return workload == "chat" and params.get("server") == "ws"
 
@@ -78,10 +115,10 @@ def fit_problem(target: Target, params: dict, memory_total: int, headroom: float
         return (f"chat server=ws with {n:,} users needs {2 * (n + FD_SLACK):,} file descriptors (server and load "
                 f"generator); the system allows {file_max:,} (fs.file-max): at most "
                 f"{file_max // 2 - FD_SLACK:,} users fit")
-    per_user = target.per_connection_bytes + LOAD_GENERATOR_BYTES_PER_CONNECTION
+    per_user = per_connection_bytes(target) + LOAD_GENERATOR_BYTES_PER_CONNECTION
     if memory_total and n * per_user > memory_total * headroom:
         return (f"chat server=ws with {n:,} users on {target.label} needs about {n * per_user / 2**30:,.1f} GiB "
-                f"({target.per_connection_bytes:,} B per connection in the server + "
+                f"({per_connection_bytes(target):,} B per connection in the server + "
                 f"{LOAD_GENERATOR_BYTES_PER_CONNECTION:,} in the load generator): it will not fit in this machine's "
                 f"{memory_total / 2**30:,.1f} GiB; at most {int(memory_total * headroom // per_user):,} users fit")
     return None
@@ -113,7 +150,10 @@ def server_argv(target: Target, variant: Variant, process_limit: int) -> list[st
     (where {variant_args} stands, else at the end) and its environment (through env(1),
     so that the load generator itself runs with none of it: GOMAXPROCS=1 is the
     server's setting, not the load generator's)."""
-    argv = target.chat_server_argv(variant, process_limit)
+    template = command(target)
+    argv = target.expand(template, variant, process_limit)
+    if "{variant_args}" not in template:
+        argv += [*variant.args, *(target.build_of.args if target.build_of else ())]
     env = [f"{k}={v}" for k, v in variant.env.items()]
     return ["env", *env, *argv] if env else argv
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from msgbench.core import spec
 from msgbench.core.paths import targets_dir
 from msgbench.workers import catalogue, sysinfo
 
@@ -53,13 +54,17 @@ class Build:
     path: str = ""  # a folder put first on PATH: the runtime's or the compiler's bin
     env: tuple[tuple[str, str], ...] = ()  # GOROOT, CC, JAVA_HOME, RUSTUP_TOOLCHAIN, ...
     args: tuple[str, ...] = ()  # runtime flags added to every variant's
+    # Another msgbench checkout whose target this build runs: its target.toml, its code and
+    # what was built there (old code against new, interleaved in one run).
+    checkout: str = ""
 
     @property
     def compiles_apart(self) -> bool:
-        return bool(self.path or self.env)
+        return bool(self.path or self.env) and not self.checkout
 
     def describe(self) -> dict:
-        return {"path": self.path, "env": dict(self.env), "args": list(self.args)}
+        return {"path": self.path, "env": dict(self.env), "args": list(self.args)} | \
+            ({"checkout": self.checkout} if self.checkout else {})
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,11 +88,10 @@ class Target:
     max_processes: int
     variants: dict[str, Variant]
     build_of: Build | None = None  # one build of the runtime, when the run compares builds
-    # The chat server kind (docs/chat-server.md): the server's argv, the variants that
-    # serve it, and the server's memory per connected user (for the plan check).
-    chat_server: tuple[str, ...] = ()
-    chat_server_variants: tuple[str, ...] = ()
-    per_connection_bytes: int = 20_000
+    # The target.toml keys this registry does not read, as written: a workload plug-in's
+    # (msgbench/running/workloads: RunPlugin.target_keys declares them and checks them;
+    # a server kind's server command, its variants, its memory per connection).
+    extra: dict = field(default_factory=dict)
 
     @property
     def build_label(self) -> str:
@@ -108,11 +112,10 @@ class Target:
         return env
 
     def request(self, workload: str, variant: Variant, params: dict, repetition: int, warmup: bool) -> dict:
-        """The one line a worker reads on stdin (spec/request.schema.json). chat's
-        server=none (the in-process kinds) is left out: the workers that came before the
-        chat server kind refuse parameter names they do not know."""
-        if workload == "chat" and params.get("server") == "none":
-            params = {k: v for k, v in params.items() if k != "server"}
+        """The one line a worker reads on stdin (spec/request.schema.json). A param the
+        spec marks omit_at_default is left out at its default: the workers that came
+        before it refuse parameter names they do not know (spec/README.md)."""
+        params = spec.sent_params(workload, params)
         return {"workload": workload, "variant": variant.name, "options": variant.options, "params": params,
                 "repetition": repetition, "warmup": warmup}
 
@@ -151,26 +154,14 @@ class Target:
         return f"apt-get install -y {' '.join(self.packages)}" if self.packages else ""
 
     def argv(self, variant: Variant, process_limit: int) -> list[str]:
-        return self._expand(self.run, variant, process_limit)
+        return self.expand(self.run, variant, process_limit)
 
     def serve_argv(self, variant: Variant, process_limit: int) -> list[str]:
-        return self._expand(self.serve, variant, process_limit)
+        return self.expand(self.serve, variant, process_limit)
 
-    def chat_server_argv(self, variant: Variant, process_limit: int) -> list[str]:
-        """chat_server with the variant's arguments where {variant_args} stands, else
-        after it (docs/chat-server.md); the load generator appends --listen."""
-        argv = self._expand(self.chat_server, variant, process_limit)
-        if "{variant_args}" not in self.chat_server:
-            argv += [*variant.args, *(self.build_of.args if self.build_of else ())]
-        return argv
-
-    def chat_server_variants_for(self) -> list[Variant]:
-        """The variants that serve the chat server kind (none unless chat_server is declared)."""
-        if not self.chat_server:
-            return []
-        return [v for v in self.variants_for("chat") if v.name in self.chat_server_variants]
-
-    def _expand(self, template, variant: Variant, process_limit: int) -> list[str]:
+    def expand(self, template, variant: Variant, process_limit: int) -> list[str]:
+        """A command of target.toml with the variant's (and the build's) arguments where
+        {variant_args} stands and the process limit where {process_limit} stands."""
         argv = []
         for element in template:
             if element == "{variant_args}":
@@ -189,6 +180,12 @@ def _found(requirement: str, path: str | None = None) -> bool:
     if requirement.startswith("/"):
         return Path(requirement).exists()
     return shutil.which(requirement, path=path) is not None
+
+
+# The target.toml keys load_target reads; any other belongs to a workload plug-in (Target.extra).
+READ_HERE = frozenset({"name", "kind", "language", "description", "requires", "packages", "install_hint", "build",
+                       "run", "serve", "version", "services", "default_variant", "per_process_bytes",
+                       "per_process_bytes_for", "max_processes", "variants"})
 
 
 def load_target(folder: Path) -> Target:
@@ -213,12 +210,6 @@ def load_target(folder: Path) -> Target:
         raise TargetError(f"{folder / 'target.toml'} declares no variants")
     if raw.get("name", folder.name) != folder.name:
         raise TargetError(f"{folder / 'target.toml'}: name {raw['name']!r} differs from its folder")
-    serving = raw.get("chat_server_variants", [])
-    unknown = [v for v in serving if v not in variants or "chat" not in variants[v].workloads]
-    if unknown or (serving and not raw.get("chat_server")):
-        raise TargetError(f"{folder / 'target.toml'}: chat_server_variants {serving} must name variants that run "
-                          f"chat ({', '.join(v for v in variants if 'chat' in variants[v].workloads) or 'none'}), "
-                          f"beside a chat_server command")
     return Target(
         name=folder.name,
         kind=raw.get("kind", "runtime"),
@@ -238,9 +229,7 @@ def load_target(folder: Path) -> Target:
         per_process_bytes_for=dict(raw.get("per_process_bytes_for", {})),
         max_processes=int(raw.get("max_processes", 1_000_000)),
         variants=variants,
-        chat_server=tuple(raw.get("chat_server", [])),
-        chat_server_variants=tuple(raw.get("chat_server_variants", [])),
-        per_connection_bytes=int(raw.get("per_connection_bytes", 20_000)),
+        extra={key: value for key, value in raw.items() if key not in READ_HERE},
     )
 
 

@@ -9,6 +9,9 @@ One variant per tool (its option `tool`), each against the broker the harness st
     redis_benchmark_sub  the same with `receivers` reference subscribers attached
                      (bin/redis_subscriber, hiredis): the fair pairing, Redis also delivers every message
     perftest         RabbitMQ PerfTest (lib/, fetched by `make build`) against rabbitmq-server
+    kafka_perf       Kafka's kafka-producer-perf-test and kafka-consumer-perf-test (targets/kafka's
+                     lib/, fetched by its `make build`) against the Kafka broker; kafka_perf_acks_all
+                     the same with acks=all
 
 The tools run their own publishers and subscribers, so the harness's peer (MSGBENCH_PEER_*)
 is not used. Every count and time reported comes from a tool's output (raw facts,
@@ -43,7 +46,8 @@ LIB = HERE / "lib"
 PERFTEST_MAIN = "com.rabbitmq.perf.PerfTest"
 
 # the option `tool` of the pubsub variants
-TOOLS = ("nats_bench", "nats_bench_js", "redis_benchmark", "redis_benchmark_sub", "perftest")
+TOOLS = ("nats_bench", "nats_bench_js", "redis_benchmark", "redis_benchmark_sub", "perftest", "kafka_perf",
+         "kafka_perf_acks_all")
 
 ARGV_MAX_BYTES = 131071  # Linux MAX_ARG_STRLEN (128 KiB) less the NUL: redis-benchmark's payload is an argument
 CALIBRATION_FIRST = 2000  # messages in the first (calibration) run ...
@@ -56,6 +60,8 @@ MARGIN_S = 10  # the worker answers this long before the harness's time limit (t
 STARTED = time.monotonic()
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+KAFKA_NO_RATE = ("a producer rate (--throughput) but latency only from send to ack, not to a consumer, "
+                 "and as its own percentiles")
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,8 @@ def check_supported(variant: str, p: Params) -> None:
     """unsupported: what the variant's tool cannot do at msgbench's settings."""
     tool = {"nats_bench": "nats bench", "nats_bench_js": "nats bench --js", "redis_benchmark": "redis-benchmark",
             "redis_benchmark_sub": "redis-benchmark",
-            "perftest": "PerfTest"}[variant]
+            "perftest": "PerfTest", "kafka_perf": "kafka-producer-perf-test",
+            "kafka_perf_acks_all": "kafka-producer-perf-test"}[variant]
     if p.rate > 0:
         why = {"nats_bench": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
                "nats_bench_js": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
@@ -102,12 +109,14 @@ def check_supported(variant: str, p: Params) -> None:
                "redis_benchmark_sub": "no rate option and its publishes carry no time stamp, so no end-to-end "
                                       "latency",
                "perftest": "a producer rate (-r) but latency only as min/median/75th/95th/99th: "
-                           "the spec's p99.9 and max it does not report"}[variant]
+                           "the spec's p99.9 and max it does not report",
+               "kafka_perf": KAFKA_NO_RATE, "kafka_perf_acks_all": KAFKA_NO_RATE}[variant]
         raise ToolError("unsupported", f"rate = {p.rate:g}: {tool} has {why}; it is the reference for rate = 0")
     if variant == "perftest" and p.batching_bytes > 0:
         raise ToolError("unsupported", f"batching_bytes = {p.batching_bytes}: PerfTest's Java client writes and "
                                        "flushes every publish; it cannot batch (as msgbench's rabbitmq)")
-    if variant in ("nats_bench", "nats_bench_js", "perftest") and p.source_threads != p.sources:
+    if variant in ("nats_bench", "nats_bench_js", "perftest", "kafka_perf", "kafka_perf_acks_all") \
+            and p.source_threads != p.sources:
         raise ToolError("unsupported", f"source_threads = {p.source_threads} with sources = {p.sources}: {tool} "
                                        "runs every publisher on its own thread (goroutine), it cannot share "
                                        "threads: use source_threads = sources")
@@ -718,12 +727,244 @@ def perftest_result(p: Params, summary: PerfTestSummary, tool: Tool, per_produce
                   verify_extra={})
 
 
+# ---------------------------------------------------------------- Kafka's perf tools
+
+
+# kafka-producer-perf-test and kafka-consumer-perf-test are these classes of kafka-tools, which
+# targets/kafka's build fetched with the broker (its broker/pom.xml, the same version): the tools
+# of the very jars the harness runs the broker from, not a second copy.
+KAFKA_LIB = HERE.parent / "kafka" / "lib"
+KAFKA_PRODUCER_MAIN = "org.apache.kafka.tools.ProducerPerformance"
+KAFKA_CONSUMER_MAIN = "org.apache.kafka.tools.ConsumerPerformance"
+KAFKA_TOPICS_MAIN = "org.apache.kafka.tools.TopicCommand"
+# What Kafka's bin/kafka-*-perf-test.sh and kafka-run-class.sh give these tools' JVMs.
+KAFKA_JVM = ["-Xmx512M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+             "-Djava.awt.headless=true"]
+# The tools log through Log4j 2; these lines say when a consumer's position is fixed (so the
+# producers may start) and nothing else.
+KAFKA_LOG4J = """status = warn
+appender.err.type = Console
+appender.err.name = err
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = %c{1} %m%n
+rootLogger.level = warn
+rootLogger.appenderRef.err.ref = err
+logger.position.name = org.apache.kafka.clients.consumer.internals.SubscriptionState
+logger.position.level = info
+"""
+KAFKA_POSITIONED = re.compile(r"Resetting offset for partition (\S+)-(\d+) to position")
+# kafka-producer-perf-test's summaries (with the percentiles; the progress lines every 5 s have
+# none): every record's, then, with --warmup-records, the steady state's ("N steady state records").
+KAFKA_PRODUCER_TOTAL = re.compile(r"^(\d+)( steady state)? records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), "
+                                  r"[\d.]+ ms avg latency, [\d.]+ ms max latency, "
+                                  r"\d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99.9th\.$",
+                                  re.MULTILINE)
+# kafka-consumer-perf-test --show-detailed-stats --hide-header --reporting-interval 1: a line at
+# the first record of each poll that comes 1 ms or more after the last line: the time (its
+# --date-format), 0, MB so far, MB/s, records so far, ...
+KAFKA_DATE_FORMAT = "yyyy-MM-dd HH:mm:ss.SSS"
+KAFKA_CONSUMER_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}), \d+, [\d.]+, [\d.]+, (\d+), ",
+                                 re.MULTILINE)
+KAFKA_CONSUMER_SHORT = "WARNING: Exiting before consuming the expected number of"  # records (4.x), messages (3.x)
+# Records each producer sends first, at the rate calibrated, as --warmup-records: left out of its
+# rate, as PerfTest's first second is (a JVM starts interpreted and fetches the topic's metadata
+# at its first send, while msgbench's sources are connected and compiled before they are timed).
+KAFKA_WARMUP_S = 1
+KAFKA_MAX_BYTES = 8 << 20  # the broker's message.max.bytes (msgbench/workers/catalogue.py), the kafka target's
+
+
+@dataclass(frozen=True)
+class KafkaProduced:
+    records: int  # "N records sent": acknowledged records (a failed send is not counted), warm-up included
+    rate: float  # its steady-state records/sec: from the end of its warm-up records to its last ack
+
+
+@dataclass(frozen=True)
+class KafkaConsumed:
+    received: int  # records it read: --num-records when it did not time out
+    rate: float  # records/s from its first line (its first record) to its last
+
+
+def parse_kafka_producer(text: str) -> KafkaProduced:
+    """Its count from the summary of every record, its rate from the steady state's."""
+    found = {bool(m.group(2)): m for m in KAFKA_PRODUCER_TOTAL.finditer(text)}
+    if set(found) != {False, True}:
+        raise ToolError("internal", f"kafka-producer-perf-test printed no summary and steady-state summary: "
+                                    f"{tail(text)}")
+    return KafkaProduced(int(found[False].group(1)), float(found[True].group(3)))
+
+
+def parse_kafka_consumer(text: str, expected: int, warmup: int = 0) -> KafkaConsumed:
+    """Its lines' counts and times: received is `expected` (--num-records: it stops there, and the
+    topic's run holds no more) unless it warned that it timed out, then the last count it printed
+    (a lower bound). The rate is from its first line past the producers' warm-up records (without
+    them, its first record: count 1) to its last."""
+    lines = [(time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:]) / 1000, int(count))
+             for stamp, count in KAFKA_CONSUMER_LINE.findall(text)]
+    if not lines:
+        raise ToolError("internal", f"kafka-consumer-perf-test printed no progress line: {tail(text)}")
+    received = lines[-1][1] if KAFKA_CONSUMER_SHORT in text else expected
+    (first_s, first_n), (last_s, last_n) = next((line for line in lines if line[1] > warmup), lines[-1]), lines[-1]
+    if not (last_s > first_s and last_n > first_n):
+        raise ToolError("resource", f"kafka-consumer-perf-test read its {received:,} records in polls less than "
+                                    f"1 ms apart: it printed no two progress lines to time it by (a longer "
+                                    f"duration_s gives it more)")
+    return KafkaConsumed(received, (last_n - first_n) / (last_s - first_s))
+
+
+def kafka_producer_props(p: Params, acks: str) -> list[str]:
+    """acks as the variant says; batching_bytes = 0: the Java client's ordinary batching (batch.size
+    16384, linger.ms 5, its defaults), N > 0: batch.size N with linger.ms 10, as the kafka target
+    maps it (franz-go's linger); compression off (the client's default, and the kafka target's)."""
+    batching = [f"batch.size={p.batching_bytes}", "linger.ms=10"] if p.batching_bytes else []
+    return [f"acks={acks}", "compression.type=none", f"max.request.size={KAFKA_MAX_BYTES}", *batching]
+
+
+def kafka_java(main: str, log4j: Path | None = None) -> list[str]:
+    logging = [f"-Dlog4j2.configurationFile={log4j}"] if log4j else []
+    return ["java", *KAFKA_JVM, *logging, "-cp", f"{KAFKA_LIB}/*", main]
+
+
+def kafka_producer_argv(bootstrap: str, topic: str, p: Params, records: int, warmup: int, acks: str) -> list[str]:
+    return [*kafka_java(KAFKA_PRODUCER_MAIN), "--bootstrap-server", bootstrap, "--topic", topic,
+            "--num-records", str(records + warmup), "--warmup-records", str(warmup),
+            "--record-size", str(p.payload_bytes), "--throughput", "-1",
+            "--command-property", *kafka_producer_props(p, acks)]
+
+
+def kafka_consumer_argv(bootstrap: str, topic: str, group: str, records: int, timeout_ms: int,
+                        log4j: Path) -> list[str]:
+    return [*kafka_java(KAFKA_CONSUMER_MAIN, log4j), "--bootstrap-server", bootstrap, "--topic", topic,
+            "--group", group, "--num-records", str(records), "--from-latest", "--timeout", str(timeout_ms),
+            "--show-detailed-stats", "--reporting-interval", "1", "--hide-header",
+            "--date-format", KAFKA_DATE_FORMAT]
+
+
+def kafka_topic_argv(bootstrap: str, topic: str, p: Params) -> list[str]:
+    return [*kafka_java(KAFKA_TOPICS_MAIN), "--bootstrap-server", bootstrap, "--create", "--topic", topic,
+            "--partitions", str(p.sources), "--replication-factor", "1"]
+
+
+@dataclass(frozen=True)
+class KafkaRun:
+    produced: list[KafkaProduced]
+    consumed: list[KafkaConsumed]
+    source_cpu_ns: int
+    receiver_cpu_ns: int
+    peak_rss: int
+
+    @property
+    def rate(self) -> float:
+        """The producers' rates added up: they run side by side."""
+        return sum(p.rate for p in self.produced)
+
+
+def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, log4j: Path,
+              consumed: bool = True) -> KafkaRun:
+    """The consumers (one process each, a group of its own: every one reads every partition) from
+    the topic's end, then, once each has its position on every partition, the producers (one process
+    each, records / sources apiece, after warm-up records worth KAFKA_WARMUP_S at the rate that sized
+    the run). Without consumed, the producers alone (the calibration: a JVM start saved per receiver,
+    where only the publish rate is read)."""
+    per_producer = math.ceil(records / p.sources)
+    warmup = math.ceil(per_producer * KAFKA_WARMUP_S / p.duration_s)
+    total = (per_producer + warmup) * p.sources
+    # --timeout: the longest it waits between records, the first included (the producers' JVMs start
+    # meanwhile): the time limit is what bounds it.
+    timeout_ms = max(1000, round(1000 * (remaining_s(p) - 5)))
+    tag = uuid.uuid4().hex[:12]
+    with cleanup([]) as tools:
+        consumers = [Tool(kafka_consumer_argv(bootstrap, topic, f"msgbench-perf-{tag}-{i}", total, timeout_ms,
+                                              log4j)) for i in range(p.receivers if consumed else 0)]
+        tools.extend(consumers)
+
+        def positioned() -> bool:
+            return all(len(set(KAFKA_POSITIONED.findall(c.stderr()))) >= p.sources for c in consumers)
+
+        within_s = remaining_s(p)
+        if consumers and (not wait_for(consumers, within_s, positioned) or not all(c.running for c in consumers)):
+            for c in consumers:
+                c.check_exit()
+            raise ToolError("resource", f"kafka-consumer-perf-test did not take its position on every partition "
+                                        f"within {within_s:.0f} s (the time limit): {tail(consumers[0].stderr())}")
+        producers = [Tool(kafka_producer_argv(bootstrap, topic, p, per_producer, warmup, acks))
+                     for _ in range(p.sources)]
+        tools.extend(producers)
+        within_s = remaining_s(p)
+        if not wait_for(producers, within_s):
+            raise ToolError("resource", f"kafka-producer-perf-test did not send {per_producer + warmup:,} records "
+                                        f"within {within_s:.0f} s (the time limit): {tail(producers[0].stdout(), 2)}")
+        for tool in producers:
+            tool.check_exit()
+        produced = [parse_kafka_producer(tool.stdout()) for tool in producers]
+        sent = sum(x.records for x in produced)
+        if sent != total:
+            raise ToolError("internal", f"kafka-producer-perf-test had {sent:,} of {total:,} records acknowledged: "
+                                        f"{tail(producers[0].stderr() or producers[0].stdout())}")
+        drain_s = min(p.drain_ms / 1000 + p.duration_s + 5, remaining_s(p))
+        if not wait_for(consumers, drain_s):
+            raise ToolError("resource", f"kafka-consumer-perf-test did not read {total:,} records within {drain_s:g} s "
+                                        f"of the producers' end: {tail(consumers[0].stdout(), 2)}")
+        for tool in consumers:
+            tool.check_exit()
+        return KafkaRun(produced, [parse_kafka_consumer(c.stdout(), total, warmup * p.sources) for c in consumers],
+                        sum(t.cpu_ns or 0 for t in producers), sum(t.cpu_ns or 0 for t in consumers),
+                        max(t.peak_rss for t in tools))
+
+
+def run_kafka_perf(p: Params, acks: str) -> dict:
+    if not list(KAFKA_LIB.glob("kafka-tools-*.jar")):
+        raise ToolError("resource", f"{KAFKA_LIB}/kafka-tools-*.jar is missing: run `make -C targets/kafka build` "
+                                    f"(Maven fetches the broker and its tools)")
+    if shutil.which("java") is None:
+        raise ToolError("resource", "java is not installed: apt-get install -y default-jre-headless")
+    host, port = host_port(service_url("kafka_perf"))
+    bootstrap = f"{host}:{port}"
+    # One topic per measurement (a partition per source), made by kafka-topics; each run's
+    # consumers start from its end, as the kafka target's receivers do.
+    topic = f"msgbench-perf-{uuid.uuid4().hex[:12]}"
+    with tempfile.TemporaryDirectory(prefix="msgbench-kafka-perf-") as tmp:
+        log4j = Path(tmp, "log4j2.properties")
+        log4j.write_text(KAFKA_LOG4J)
+        with cleanup([Tool(kafka_topic_argv(bootstrap, topic, p))]) as (made,):
+            within_s = remaining_s(p)
+            if not wait_for([made], within_s):
+                raise ToolError("resource", f"kafka-topics did not create topic {topic} within {within_s:.0f} s "
+                                            f"(the time limit)")
+            made.check_exit()
+
+        runs = []
+
+        def one(n: int) -> tuple[float, KafkaRun]:
+            run = kafka_run(bootstrap, topic, p, n, acks, log4j, consumed=bool(runs))
+            runs.append(run)
+            return run.rate, run
+
+        run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
+    return kafka_result(p, run, broker_ns)
+
+
+def kafka_result(p: Params, run: KafkaRun, broker_ns: int | None) -> dict:
+    published = sum(x.records for x in run.produced)
+    # Stated by the tools: each producer's acknowledged records and rate, each consumer's records
+    # and the times of its progress lines. The times follow from them: published / the producers'
+    # rates added up, and each consumer's count / its rate from its first record to its last line.
+    return result(publish_ns=seconds_ns(published / run.rate), published=published, receivers=p.receivers,
+                  receiver_received=[c.received for c in run.consumed],
+                  receiver_last_ns=[seconds_ns(c.received / c.rate) for c in run.consumed],
+                  source_cpu_ns=run.source_cpu_ns, receiver_cpu_ns=run.receiver_cpu_ns, peak_rss=run.peak_rss,
+                  extra=broker_extra(broker_ns), verify_extra={})
+
+
 # ---------------------------------------------------------------- entry points
 
 
 RUNNERS = {"nats_bench": run_nats_bench, "nats_bench_js": lambda p: run_nats_bench(p, js=True),
            "redis_benchmark": run_redis_benchmark,
-           "redis_benchmark_sub": lambda p: run_redis_benchmark(p, subscribed=True), "perftest": run_perftest}
+           "redis_benchmark_sub": lambda p: run_redis_benchmark(p, subscribed=True), "perftest": run_perftest,
+           "kafka_perf": lambda p: run_kafka_perf(p, "1"), "kafka_perf_acks_all": lambda p: run_kafka_perf(p, "all")}
 
 
 def handle(request: dict) -> dict:
@@ -750,6 +991,10 @@ def version(variant: str) -> str:
     if variant.startswith("redis_benchmark"):
         text = run_quietly(["redis-benchmark", "--version"]).strip() if shutil.which("redis-benchmark") else ""
         return text.splitlines()[0] if text else "redis-benchmark not installed"
+    if variant.startswith("kafka_perf"):
+        found = [jar.stem.removeprefix("kafka-tools-") for jar in KAFKA_LIB.glob("kafka-tools-[0-9]*.jar")]
+        return f"kafka-tools {found[0]} (kafka-producer-perf-test, kafka-consumer-perf-test)" if found \
+            else "kafka-tools not fetched (make -C targets/kafka build)"
     jars = sorted(LIB.glob("perf-test-*.jar"))
     found = PERFTEST_VERSION.search(run_quietly(["java", "-cp", f"{LIB}/*", PERFTEST_MAIN, "--version"])) \
         if jars and shutil.which("java") else None

@@ -12,7 +12,7 @@ mode = flow (one-way bandwidth), sockperf measures mode = echo (ping-pong round 
 over TCP). The worker reports raw facts (spec/README.md); the harness derives the
 metrics. README.md says how each
 parameter maps to the tool's options and where the tools cannot match the spec.
-The pubsub workload's variants (nats_bench, redis_benchmark, perftest) are in
+The pubsub workload's variants (nats_bench, redis_benchmark, perftest, kafka_perf) are in
 pubsub_tools.py. Standard library only.
 """
 

@@ -1,6 +1,6 @@
 %% The worker protocol of every Erlang worker (spec/README.md), one
 %% measurement per VM. A target's entry module names its workloads and its
-%% options reader in a spec() and calls main/1 (worker) or serve/1 (the
+%% table of options in a spec() and calls main/1 (worker) or serve/1 (the
 %% socket workload's server half), e.g. targets/erlang's msgbench_erlang:
 %%
 %%   erl +P <limit> [variant args] -noshell -pa ebin -s msgbench_erlang main
@@ -29,9 +29,9 @@
 -type request() :: #{binary() => term()}.
 
 %% A worker: its target's name (hello), its workloads and the module of
-%% each, the module whose read/1 turns the request's options into what the
-%% workloads take (or {error, Message}), and the workloads that write sample
-%% lines while they run. A workload module exports configure/2 (the request,
+%% each, its table of options (a msgbench_options module: what the
+%% workloads take from the request's options), and the workloads that write
+%% sample lines while they run. A workload module exports configure/2 (the request,
 %% with its params, and the options read from it, to a config or an error),
 %% measure/1 (the config to {ok, #{measured, verify[, histograms]}} or an
 %% error) and, for a workload with a server half, serve/3.
@@ -178,7 +178,7 @@ prepare(#{target := Target, workloads := Workloads, options := OptionsModule}, W
                                   " target (implemented: ",
                                   lists:join(", ", lists:sort(maps:keys(Workloads))), ")"]};
         {ok, Module} ->
-            case OptionsModule:read(maps:get(<<"options">>, Request, #{})) of
+            case msgbench_options:read(OptionsModule, maps:get(<<"options">>, Request, #{})) of
                 {ok, Options} ->
                     {module, Module} = code:ensure_loaded(Module),
                     case Module:configure(Request, Options) of

@@ -49,8 +49,10 @@ impl<'a> ParamReader<'a> {
             .collect();
         unknown.sort_unstable();
         if let Some(name) = unknown.first() {
+            // "(known here: ...)" is the form every kit uses, read back by the
+            // conformance suite's check that what a worker reads is what target.toml declares.
             return Err(WorkerError::internal(format!(
-                "unknown {what} {name:?}: {workload} here takes {}",
+                "unknown {what} {name:?} for {workload} (known here: {})",
                 if known.is_empty() {
                     "none".to_string()
                 } else {
@@ -165,7 +167,9 @@ mod tests {
         let error = ParamReader::options("ring", &options, &[]).err().unwrap();
         assert_eq!(error.kind, ErrorKind::Internal);
         assert!(
-            error.message.contains("unknown option \"turbo\""),
+            error
+                .message
+                .contains("unknown option \"turbo\" for ring (known here: none)"),
             "{}",
             error.message
         );

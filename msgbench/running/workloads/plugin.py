@@ -32,6 +32,14 @@ def _no_variant_facts(variant) -> dict:
     return {}
 
 
+def _target_fine(target) -> None:
+    return None
+
+
+def _no_host_rules(jobs: list, peers) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class ServerKind:
     """A workload's points that measure a target's server through a load generator the
@@ -90,5 +98,17 @@ class RunPlugin:
     roles: dict = field(default_factory=dict)
     # spread: the roles that take several hosts, with what runs on each of them.
     spread: dict = field(default_factory=dict)
+    # check_hosts(jobs, peers): once the placed hosts are reached (peers.facts known) and
+    # before anything is deployed or started, raise placement.PlacementError for what
+    # this workload's jobs cannot do across them (pubsub's one clock); the notes to keep.
+    check_hosts: Callable[[list, object], list[str]] = _no_host_rules
+    # target_keys: the keys of target.toml this workload owns (Target.extra), beside the
+    # registry's own; check_target(target): what is wrong with them, or None.
+    target_keys: tuple[str, ...] = ()
+    check_target: Callable[[object], str | None] = _target_fine
     # The workload's server kind, if it has one.
     server_kind: ServerKind | None = None
+    # capacity_axes: what `msgbench capacity` may vary (capacity_axis.Axis), the default
+    # first; capacity_refusal: why this workload has no capacity search, said when asked.
+    capacity_axes: tuple = ()
+    capacity_refusal: str = ""

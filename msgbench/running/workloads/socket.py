@@ -13,4 +13,7 @@ def check_place(jobs: list, place: dict) -> str | None:
     return None
 
 
-PLUGIN = RunPlugin(name="socket", check_place=check_place, roles={"server": PEER})
+PLUGIN = RunPlugin(name="socket", check_place=check_place, roles={"server": PEER},
+                   capacity_refusal="socket has no capacity search yet: its echo workers send each message when the "
+                                    "last returns (closed loop) and take no request rate; an open-loop echo needs a "
+                                    "rate parameter in spec/workloads/socket.json and paced clients in every worker")

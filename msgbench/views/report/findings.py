@@ -17,7 +17,7 @@ largest median of any metric named loss* (pubsub's loss_ratio).
 import json
 from dataclasses import dataclass, field
 
-from msgbench.data import model, verdict
+from msgbench.data import model, results, verdict
 from msgbench.data.points import canonical, target_label
 from msgbench.views import figures, workloads
 
@@ -62,7 +62,9 @@ class Finding:
         """The short human answer: "rust ran 1.25 ± 0.30 times faster than go", ...."""
         if not self.judgements:
             return "one series only" if self.best else "no numbers"
-        return "; ".join(j.text for j in self.judgements)
+        if len(self.judgements) == 1:
+            return self.judgements[0].text
+        return "; ".join(j.named_text for j in self.judgements)  # each says which pair it is
 
     def margin_text(self) -> str:
         """The answer column: who is ahead by how much, or why none is named — the claim
@@ -222,8 +224,10 @@ def _who(entry: model.Entry) -> str:
 
 
 def _median(entry: model.Entry, metric: str) -> float | None:
+    """The point's figure: the median of its repetitions, or for a latency percentile the
+    percentile of all their messages (results.point_value), as the tables show it."""
     stats_ = (entry.summary.get("metrics") or {}).get(metric) or {}
-    return stats_.get("median")
+    return results.point_value(stats_) if stats_.get("median") is not None else None
 
 
 def _key(entry: model.Entry) -> tuple:

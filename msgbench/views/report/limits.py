@@ -7,34 +7,19 @@ the run's metadata (msgbench run --limits), else the newest in the document (a
 """
 
 from msgbench.data.points import target_label, value_text
-from msgbench.views import figures
-
-GB = 1e9
+from msgbench.views import figures, workloads
 
 
 def _ceilings(s: dict, limits: dict) -> list[tuple[str, float, str, float, str]]:
-    """(ceiling, its value, machine limit's name, its value, unit) for one summary."""
+    """(ceiling, its value, machine limit's name, its value, unit) for one summary: its workload's view
+    plug-in says which of its figures a machine limit bounds (Plugin.ceilings)."""
     metrics, params = s.get("metrics") or {}, s.get("params") or {}
 
     def median(name: str) -> float | None:
         value = (metrics.get(name) or {}).get("median")
         return value if isinstance(value, (int, float)) and value > 0 else None
 
-    target, workload = s.get("target"), s.get("workload")
-    if target == "c" and workload == "fanin" and (rate := median("receive_throughput_per_s")):
-        # A fanin message is a one-way hand-off between threads; a round trip is two.
-        return [("C fanin receive rate", rate, "pipe ping-pong hand-offs (2 per round trip)",
-                 2 * limits["pipe_round_trips_per_s"], "msgs/s")]
-    if target == "c" and workload == "socket" and params.get("mode") == "flow" and (
-            bw := median("bandwidth_bytes_per_s")):
-        return [("C socket flow bandwidth", bw / GB, "loopback TCP bandwidth (1 MiB writes)",
-                 limits["loopback_bytes_per_s"] / GB, "GB/s")]
-    if target == "tcp" and workload == "pubsub" and (rate := median("msgs_per_s")):
-        # Every receiver gets every message over its own connection: the bytes on loopback.
-        wire = rate * params.get("payload_bytes", 0) * params.get("receivers", 1)
-        return [("tcp pubsub payload bytes delivered (all receivers)", wire / GB,
-                 "loopback TCP bandwidth (1 MiB writes)", limits["loopback_bytes_per_s"] / GB, "GB/s")]
-    return []
+    return workloads.plugin(str(s.get("workload"))).ceilings(s | {"params": params}, median, limits)
 
 
 def rows(doc: dict) -> list[dict]:

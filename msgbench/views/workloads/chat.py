@@ -157,7 +157,8 @@ def _kind(m: dict) -> str:
     return "" if server == "none" else f" server={server}"
 
 
-HEADLINE = Headline("chat: messages received per second (higher is better) and p50/p99 delivery latency", (
+HEADLINE = Headline("chat: messages received per second (higher is better) and p50/p99 delivery latency "
+                    "over every repetition's messages", (
     Column("received_per_s", "msg/s", units.number),
     Column("latency_p50_us", "p50", units.duration_us),
     Column("latency_p99_us", "p99", units.duration_us),

@@ -63,7 +63,16 @@ HEADLINE = Headline("fanin: signals per second, received and sent, higher is bet
     Column("send_throughput_per_s", "sent/s", units.number),
 ))
 
+def ceilings(summary: dict, median, limits: dict) -> list:
+    """C's receive rate against the pipe ping-pong: a fanin message is a one-way hand-off
+    between threads; a round trip is two."""
+    if summary.get("target") == "c" and (rate := median("receive_throughput_per_s")):
+        return [("C fanin receive rate", rate, "pipe ping-pong hand-offs (2 per round trip)",
+                 2 * limits["pipe_round_trips_per_s"], "msgs/s")]
+    return []
+
+
 PLUGIN = Plugin(
-    name="fanin", headline=lambda params: HEADLINE, order=2, section=section, seed_text=seed_text,
+    name="fanin", ceilings=ceilings, headline=lambda params: HEADLINE, order=2, section=section, seed_text=seed_text,
     page_graphs=page_graphs, page_skips=frozenset(otp.METRICS.values()),
 )

@@ -61,6 +61,10 @@ def _primary_headline(params: dict) -> None:
     return None
 
 
+def _no_ceilings(summary: dict, median, limits: dict) -> list:
+    return []
+
+
 @dataclass(frozen=True)
 class Plugin:
     name: str
@@ -83,3 +87,7 @@ class Plugin:
     # headline(params): what the terminal's table shows of a point (round trip for
     # socket echo, MB/s for flow, ...), or None for the spec's primary metric.
     headline: Callable[[dict], Headline | None] = _primary_headline
+    # ceilings(summary, median, limits): a point's figures that a machine limit (msgbench
+    # limits) bounds, each (ceiling, its value, the limit's name, its value, unit); median(metric)
+    # is the point's median, None if absent (the report's limits section, docs/limits.md).
+    ceilings: Callable[[dict, Callable, dict], list] = _no_ceilings

@@ -56,7 +56,7 @@ CLOSED_LOOP = Headline("pubsub: message and payload rate at the receivers, highe
     Column("loss_ratio", "lost", lambda v: f"{v:.1%}"),
 ))
 OPEN_LOOP = Headline("pubsub open loop: achieved rate (share of the requested one) and p50/p99 latency from the "
-                     "intended send time, lower latency is better", (
+                     "intended send time over every repetition's messages, lower latency is better", (
     Column(MESSAGES, "achieved msg/s", units.number, share_of="rate"),
     Column("latency_p50_us", "p50", units.duration_us),
     Column("latency_p99_us", "p99", units.duration_us),
@@ -70,4 +70,15 @@ def headline(params: dict) -> Headline:
     return OPEN_LOOP if params.get("rate") else CLOSED_LOOP
 
 
-PLUGIN = Plugin(name="pubsub", order=4, section=section, headline=headline)
+def ceilings(summary: dict, median, limits: dict) -> list:
+    """The tcp target's payload bytes against loopback TCP's bandwidth: every receiver gets
+    every message over its own connection, so the bytes on loopback."""
+    params = summary["params"]
+    if summary.get("target") == "tcp" and (rate := median("msgs_per_s")):
+        wire = rate * params.get("payload_bytes", 0) * params.get("receivers", 1)
+        return [("tcp pubsub payload bytes delivered (all receivers)", wire / 1e9,
+                 "loopback TCP bandwidth (1 MiB writes)", limits["loopback_bytes_per_s"] / 1e9, "GB/s")]
+    return []
+
+
+PLUGIN = Plugin(name="pubsub", order=4, section=section, headline=headline, ceilings=ceilings)

@@ -72,4 +72,13 @@ def headline(params: dict) -> Headline:
     return ECHO if params.get("mode") == "echo" else FLOW
 
 
-PLUGIN = Plugin(name="socket", order=3, section=section, headline=headline)
+def ceilings(summary: dict, median, limits: dict) -> list:
+    """C's flow bandwidth against loopback TCP's."""
+    if summary.get("target") == "c" and summary["params"].get("mode") == "flow" and (
+            bw := median("bandwidth_bytes_per_s")):
+        return [("C socket flow bandwidth", bw / 1e9, "loopback TCP bandwidth (1 MiB writes)",
+                 limits["loopback_bytes_per_s"] / 1e9, "GB/s")]
+    return []
+
+
+PLUGIN = Plugin(name="socket", order=3, section=section, headline=headline, ceilings=ceilings)

@@ -346,41 +346,71 @@ static void collect(fanin_state *s, sender_thread *senders, long long started, s
     out->queue_stats = mpsc_queue_get_stats(&s->queue);
 }
 
+/* Check: the ring's capacity for these params, or 0 after a resource error naming what
+ * memory_limit_mb would have to be. */
+static size_t check_capacity(const fanin_params *p, error_kind *kind, char *message, size_t message_size)
+{
+    size_t capacity = fanin_queue_capacity(p);
+    if (capacity == 0) {
+        uint64_t message_bytes = largest_words(p) * sizeof(uint64_t);
+        uint64_t needed_mb = ((2 + (uint64_t)p->senders + 1) * message_bytes + (1u << 20) - 1) >> 20;
+        fail(kind, message, message_size, ERROR_RESOURCE,
+             "memory_limit_mb = %lld is too small for this run: a queue of 2 messages of %zu words plus one in "
+             "flight per sender (%lld) and one at the receiver need %llu MiB",
+             p->memory_limit_mb, largest_words(p), p->senders, (unsigned long long)needed_mb);
+    }
+    return capacity;
+}
+
+/* Prepare: the state the threads share (payload prototypes, the queue, the start gate),
+ * or NULL when memory runs out. */
+static fanin_state *create_state(const fanin_params *p, fanin_payload payload, size_t capacity)
+{
+    fanin_state *s = aligned_alloc(MPSC_CACHE_LINE, round_up_to_cache_line(sizeof *s));
+    if (s == NULL) {
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    if (!prepare(s, p, payload, capacity)) {
+        release_prototypes(s);
+        free(s);
+        return NULL;
+    }
+    atomic_init(&s->stop, false);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->gate_opened, NULL);
+    pthread_cond_init(&s->coordinator_cue, NULL);
+    return s;
+}
+
+/* Clean up: what create_state made, once every thread is joined. */
+static void destroy_state(fanin_state *s)
+{
+    mpsc_queue_destroy(&s->queue);
+    release_prototypes(s);
+    pthread_cond_destroy(&s->coordinator_cue);
+    pthread_cond_destroy(&s->gate_opened);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
 /* The coordinator: check and prepare, start the receiver and the senders, run the
  * window, collect, clean up. */
 bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out, error_kind *kind,
                char *message, size_t message_size)
 {
     memset(out, 0, sizeof *out);
-    size_t capacity = fanin_queue_capacity(p);
+    size_t capacity = check_capacity(p, kind, message, message_size);
     if (capacity == 0) {
-        uint64_t message_bytes = largest_words(p) * sizeof(uint64_t);
-        uint64_t needed_mb = ((2 + (uint64_t)p->senders + 1) * message_bytes + (1u << 20) - 1) >> 20;
-        return fail(kind, message, message_size, ERROR_RESOURCE,
-                    "memory_limit_mb = %lld is too small for this run: a queue of 2 messages of %zu words plus "
-                    "one in flight per sender (%lld) and one at the receiver need %llu MiB",
-                    p->memory_limit_mb, largest_words(p), p->senders, (unsigned long long)needed_mb);
+        return false;
     }
-
-    fanin_state *s = aligned_alloc(MPSC_CACHE_LINE, round_up_to_cache_line(sizeof *s));
+    fanin_state *s = create_state(p, payload, capacity);
     if (s == NULL) {
-        return fail(kind, message, message_size, ERROR_RESOURCE, "out of memory preparing the run");
-    }
-    memset(s, 0, sizeof *s);
-    sender_thread *senders = NULL;
-    if (!prepare(s, p, payload, capacity)) {
-        release_prototypes(s);
-        free(s);
         return fail(kind, message, message_size, ERROR_RESOURCE,
                     "out of memory preparing the payloads and the queue");
     }
-    atomic_init(&s->stop, false);
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->gate_opened, NULL);
-    pthread_cond_init(&s->coordinator_cue, NULL);
-
-    size_t sender_bytes = (size_t)p->senders * sizeof *senders;
-    senders = aligned_alloc(MPSC_CACHE_LINE, round_up_to_cache_line(sender_bytes));
+    sender_thread *senders =
+        aligned_alloc(MPSC_CACHE_LINE, round_up_to_cache_line((size_t)p->senders * sizeof *senders));
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setstacksize(&attributes, THREAD_STACK_BYTES);
@@ -392,28 +422,21 @@ bool fanin_run(const fanin_params *p, fanin_payload payload, fanin_outcome *out,
     if (error != 0) {
         ok = fail(kind, message, message_size, ERROR_RESOURCE, "could not start the receiver thread: %s",
                   strerror(error));
-        goto cleanup;
+    } else {
+        ok = start_senders(s, p, senders, &attributes, &started, kind, message, message_size);
+        int64_t cpu_start = run_window(s, p, started, ok, out);
+        pthread_join(receiver, NULL);
+        out->cpu_ns = process_cpu_ns() - cpu_start;
+        collect(s, senders, started, capacity, out);
     }
-    ok = start_senders(s, p, senders, &attributes, &started, kind, message, message_size);
-    int64_t cpu_start = run_window(s, p, started, ok, out);
-    pthread_join(receiver, NULL);
-    out->cpu_ns = process_cpu_ns() - cpu_start;
-    collect(s, senders, started, capacity, out);
     if (ok && s->out_of_memory) {
         ok = fail(kind, message, message_size, ERROR_RESOURCE,
                   "out of memory: a sender could not allocate a message (memory_limit_mb = %lld)",
                   p->memory_limit_mb);
     }
-
-cleanup:
     pthread_attr_destroy(&attributes);
     free(senders);
-    mpsc_queue_destroy(&s->queue);
-    release_prototypes(s);
-    pthread_cond_destroy(&s->coordinator_cue);
-    pthread_cond_destroy(&s->gate_opened);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
+    destroy_state(s);
     return ok;
 }
 

@@ -23,12 +23,6 @@
  * receiver busy just as well. */
 #define FANIN_QUEUE_PAYLOAD_BYTES (256u << 20)
 
-/* How a message's payload reaches the receiver (the two variants). */
-typedef enum {
-    PAYLOAD_COPY_TO_SLOT, /* copied into the ring cell's slot, which the receiver then owns */
-    PAYLOAD_MALLOC,       /* copied into a block malloc'd per send, which the receiver frees */
-} fanin_payload;
-
 #define FANIN_MEASURED_COUNT 5
 #define FANIN_VERIFY_COUNT 5
 

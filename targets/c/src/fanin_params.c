@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "options.h"
 #include "params.h"
 
 bool fanin_params_read(const json_value *params, fanin_params *out, error_kind *kind, char *message,
@@ -44,4 +45,15 @@ bool fanin_params_read(const json_value *params, fanin_params *out, error_kind *
         out->mix[i].kind = SIGNAL_MESSAGE;
     }
     return true;
+}
+
+bool fanin_options_read(const json_value *options, fanin_payload *payload, char *message, size_t message_size)
+{
+    static const char *const known[] = {"payload"};
+    static const char *const payloads[] = {"slot", "malloc"}; /* in fanin_payload's order */
+    int chosen = options_only(options, known, 1, message, message_size)
+                     ? option_choice(options, "payload", payloads, 2, PAYLOAD_COPY_TO_SLOT, message, message_size)
+                     : -1;
+    *payload = chosen == PAYLOAD_MALLOC ? PAYLOAD_MALLOC : PAYLOAD_COPY_TO_SLOT;
+    return chosen >= 0;
 }

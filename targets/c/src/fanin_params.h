@@ -20,6 +20,12 @@ typedef struct {
     long long size; /* payload length in 64-bit words */
 } mix_entry;
 
+/* How a message's payload reaches the receiver (option payload: "slot" or "malloc"). */
+typedef enum {
+    PAYLOAD_COPY_TO_SLOT, /* copied into the ring cell's slot, which the receiver then owns */
+    PAYLOAD_MALLOC,       /* copied into a block malloc'd per send, which the receiver frees */
+} fanin_payload;
+
 typedef struct {
     long long senders;
     long long duration_ms;
@@ -33,5 +39,9 @@ typedef struct {
  * (internal). */
 bool fanin_params_read(const json_value *params, fanin_params *out, error_kind *kind, char *message,
                        size_t message_size);
+
+/* The variant's options for fanin: payload = "slot" (when unset) | "malloc", in *payload;
+ * false with a message (internal) for any other option or value. */
+bool fanin_options_read(const json_value *options, fanin_payload *payload, char *message, size_t message_size);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "socket_server.h"
-#include "worker.h"
+#include "workloads.h"
 
 int main(int argc, char **argv)
 {
@@ -17,5 +17,5 @@ int main(int argc, char **argv)
                 argv[0], argv[0]);
         return 2;
     }
-    return worker_main(stdin, stdout, stderr);
+    return c_worker_main(stdin, stdout, stderr);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "options.h"
 #include "params.h"
 
 const char *socket_mode_name(socket_mode mode)
@@ -43,6 +44,17 @@ bool socket_params_read(const json_value *params, socket_params *out, error_kind
         return false;
     }
     return true;
+}
+
+bool socket_options_read(const json_value *options, bool *pin_option, char *message, size_t message_size)
+{
+    static const char *const known[] = {"pin"};
+    static const char *const pins[] = {"none", "pair"};
+    int pin = options_only(options, known, 1, message, message_size)
+                  ? option_choice(options, "pin", pins, 2, 0, message, message_size)
+                  : -1;
+    *pin_option = pin == 1;
+    return pin >= 0;
 }
 
 bool socket_pins_pairs(const socket_params *p, bool pin_option)

@@ -28,6 +28,10 @@ typedef struct {
 bool socket_params_read(const json_value *params, socket_params *out, error_kind *kind, char *message,
                         size_t message_size);
 
+/* The variant's options for socket: pin = "none" | "pair" (socket_pins_pairs), in
+ * *pin_option; false with a message (internal) for any other option or value. */
+bool socket_options_read(const json_value *options, bool *pin_option, char *message, size_t message_size);
+
 /* Messages per socket: max(1, total_bytes / size). */
 long long socket_messages(const socket_params *p);
 

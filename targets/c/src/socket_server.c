@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "protocol.h"
+#include "request.h"
 #include "socket_net.h"
 #include "socket_params.h"
 #include "socket_pin.h"
 #include "socket_watchdog.h"
-#include "worker.h"
 
 #define MESSAGE_BYTES 1024
 /* The worker writes the request as soon as it started the server. */
@@ -453,7 +453,7 @@ int serve_main(FILE *in, FILE *out, FILE *log)
 {
     socket_ignore_sigpipe();
     worker_request r;
-    worker_options options;
+    bool pin_option = false;
     socket_params p;
     error_kind kind = ERROR_INTERNAL;
     char message[MESSAGE_BYTES];
@@ -461,14 +461,16 @@ int serve_main(FILE *in, FILE *out, FILE *log)
     alarm(REQUEST_TIME_LIMIT_S);
     bool readable = request_read(in, &r, message, sizeof message);
     alarm(0);
-    if (!readable || !worker_options_read(&r, &options, message, sizeof message)) {
+    if (!readable) {
         protocol_error(out, ERROR_INTERNAL, message);
     } else if (strcmp(r.workload, "socket") != 0) {
         server_errorf(out, ERROR_UNSUPPORTED, "the c server half serves workload socket only, not %s", r.workload);
+    } else if (!socket_options_read(r.options, &pin_option, message, sizeof message)) {
+        protocol_error(out, ERROR_INTERNAL, message);
     } else if (!socket_params_read(r.params, &p, &kind, message, sizeof message)) {
         protocol_error(out, kind, message);
     } else {
-        p.pin_pairs = socket_pins_pairs(&p, options.pin_pairs);
+        p.pin_pairs = socket_pins_pairs(&p, pin_option);
         int error = watch_stdin_from_now(fileno(in), socket_one_thread(&p));
         if (error != 0) {
             server_errorf(out, ERROR_RESOURCE, "cannot watch stdin: %s", strerror(error));

@@ -18,7 +18,6 @@ extern int checks_failed;
         }                                                                                \
     } while (0)
 
-void test_json(void);
 void test_queue(void);
 void test_fanin(void);
 void test_worker(void);

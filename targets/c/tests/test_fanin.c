@@ -118,9 +118,25 @@ static void test_small_run(fanin_payload payload, long long senders, double firs
     CHECK(o.cpu_ns > 0 && o.peak_rss_bytes > 0);
 }
 
+/* The payload option: slot when unset, malloc when asked, anything else refused. */
+static void test_options_read(void)
+{
+    const char *texts[] = {"{}", "{\"payload\": \"slot\"}", "{\"payload\": \"malloc\"}", "{\"payload\": 1}"};
+    const int expected[] = {PAYLOAD_COPY_TO_SLOT, PAYLOAD_COPY_TO_SLOT, PAYLOAD_MALLOC, -1};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char message[256] = "";
+        fanin_payload payload = PAYLOAD_MALLOC + 1;
+        json_value *v = json_parse(texts[i], strlen(texts[i]), message, sizeof message);
+        bool ok = v != NULL && fanin_options_read(v, &payload, message, sizeof message);
+        CHECK(ok ? (int)payload == expected[i] : expected[i] == -1 && strstr(message, "option payload = 1") != NULL);
+        json_free(v);
+    }
+}
+
 void test_fanin(void)
 {
     test_params_read();
+    test_options_read();
     test_queue_capacity();
     test_measured();
     fanin_payload payloads[] = {PAYLOAD_COPY_TO_SLOT, PAYLOAD_MALLOC};

@@ -16,7 +16,6 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } suites[] = {
-        {"json", test_json},
         {"queue", test_queue},
         {"fanin", test_fanin},
         {"worker", test_worker},

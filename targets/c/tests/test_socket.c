@@ -23,7 +23,7 @@
 #include "socket_peer.h"
 #include "socket_pin.h"
 #include "socket_watchdog.h"
-#include "worker.h"
+#include "request.h"
 #include "worker_run.h"
 
 #define SERVE_COMMAND "[\"./bin/msgbench-c\", \"--serve\"]"
@@ -102,7 +102,7 @@ static void use_server(const char *command)
     setenv("MSGBENCH_PEER_HOST", "127.0.0.1", 1);
 }
 
-#define DEFAULT_OPTIONS "{\"payload\": \"slot\"}"
+#define DEFAULT_OPTIONS "{}"
 #define TUNED_OPTIONS "{\"pin\": \"pair\"}"
 
 static void request_with(char *buffer, size_t size, const char *variant, const char *options, const char *params)

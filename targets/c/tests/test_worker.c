@@ -5,7 +5,7 @@
 
 #include "check.h"
 #include "json.h"
-#include "worker.h"
+#include "workloads.h"
 #include "worker_run.h"
 
 void parse_lines(char *text, worker_output *w)
@@ -39,7 +39,7 @@ worker_output run_worker(const char *request)
     FILE *in = fmemopen((void *)request, strlen(request), "r");
     FILE *out = open_memstream(&output, &output_size);
     FILE *log = fopen("/dev/null", "w");
-    w.status = worker_main(in, out, log);
+    w.status = c_worker_main(in, out, log);
     fclose(in);
     fclose(out);
     fclose(log);
@@ -160,8 +160,30 @@ static void test_binary(void)
     release(&w);
 }
 
+/* The server half reads the request as the worker does: socket's options only. */
+static void check_serve_answers(const char *request, const char *text)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "printf '%%s\\n' '%s' | ./bin/msgbench-c --serve 2>/dev/null", request);
+    FILE *pipe = popen(command, "r");
+    CHECK(pipe != NULL);
+    if (pipe == NULL) {
+        return;
+    }
+    char line[1024] = "";
+    CHECK(fgets(line, sizeof line, pipe) != NULL && strstr(line, text) != NULL);
+    pclose(pipe);
+}
+
 void test_worker(void)
 {
+    check_serve_answers("{\"workload\": \"socket\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                        "\"params\": {}}",
+                        "\"kind\":\"internal\",\"message\":\"unknown option payload (known here: pin)\"");
+    check_serve_answers("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                        "\"params\": {}}",
+                        "\"kind\":\"unsupported\",\"message\":\"the c server half serves workload socket only");
+
     /* the variant's name is only echoed: its options say what to run */
     check_fanin_result(FANIN_REQUEST("default", "slot", FANIN_PARAMS("2", MIX_1, "msgbench")), "default");
     check_fanin_result(FANIN_REQUEST("default", "slot", FANIN_PARAMS("4", MIX_MIXED, "otp")), "default");
@@ -185,18 +207,25 @@ void test_worker(void)
                                                           "[{\"percent\": 100, \"kind\": \"message\", \"size\": "
                                                           "1000000}], \"method\": \"msgbench\", \"memory_limit_mb\": 64}"),
                          "resource", "memory_limit_mb = 64 is too small"));
-    /* options: the variant's settings, all of them known */
+    /* options: each workload reads its own and lists them in the error for any other */
     CHECK(answered_error(FANIN_REQUEST("default", "stack", FANIN_PARAMS("2", MIX_1, "msgbench")), "internal",
-                         "option payload must be \"slot\" or \"malloc\""));
+                         "option payload = \"stack\": expected one of slot, malloc"));
     CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\", "
                          "\"gomaxprocs\": 1}, \"params\": " FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
-                         "internal", "unknown option gomaxprocs"));
-    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"tuned\", \"options\": {\"payload\": \"slot\", "
-                         "\"pin\": \"core\"}, \"params\": " FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
-                         "internal", "option pin must be \"none\" or \"pair\""));
-    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {}, \"params\": "
-                         FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
-                         "internal", "fanin needs option payload"));
+                         "internal", "unknown option gomaxprocs (known here: payload)"));
+    CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"tuned\", \"options\": {\"pin\": \"pair\"}, "
+                         "\"params\": " FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
+                         "internal", "unknown option pin (known here: payload)"));
+    CHECK(answered_error("{\"workload\": \"socket\", \"variant\": \"default\", \"options\": {\"payload\": \"slot\"}, "
+                         "\"params\": {}, \"repetition\": 1}",
+                         "internal", "unknown option payload (known here: pin)"));
+    CHECK(answered_error("{\"workload\": \"socket\", \"variant\": \"tuned\", \"options\": {\"pin\": 0.5}, "
+                         "\"params\": {}, \"repetition\": 1}",
+                         "internal", "option pin = 0.5: expected one of none, pair"));
+    /* payload unset: the slot, as the default variant runs */
+    check_fanin_result("{\"workload\": \"fanin\", \"variant\": \"default\", \"options\": {}, \"params\": "
+                       FANIN_PARAMS("2", MIX_1, "msgbench") ", \"repetition\": 1}",
+                       "default");
     /* a request that is not the harness's: one internal error naming what is wrong */
     CHECK(answered_error("{\"workload\": \"fanin\", \"variant\": \"default\", \"params\": {}, \"repetition\": 1}",
                          "internal", "no options object"));

@@ -23,7 +23,6 @@
 
 #include <caf/all.hpp>
 
-#include "histogram.hpp"
 #include "workloads.hpp"
 
 namespace msgbench::chat_detail {
@@ -366,12 +365,6 @@ void add_up(const session& s, const std::vector<client_stats>& stats,
     for (const auto& [bucket, count] : c.latency)
       latency[bucket] += count;
   }
-  json sparse = json::array();
-  std::vector<std::pair<int64_t, int64_t>> sorted(latency.begin(),
-                                                  latency.end());
-  std::sort(sorted.begin(), sorted.end());
-  for (const auto& [bucket, count] : sorted)
-    sparse.push_back({bucket, count});
   out["measured"]["drain_ns"] = std::max<int64_t>(last - s.deadline, 0);
   out["measured"]["received_in_window"] = in_window;
   // every group and user started (setup waited for them), the clients counted
@@ -382,22 +375,22 @@ void add_up(const session& s, const std::vector<client_stats>& stats,
   out["verify"]["cross_group"] = cross;
   out["verify"]["self_deliveries"] = self;
   out["verify"]["users"] = started;
-  out["histograms"] = {{"latency_ns", sparse}};
+  out["histograms"] = {{"latency_ns", histogram_pairs(latency)}};
 }
 
 } // namespace
 
 // The run, phase by phase: setup, T and the drain, stop every actor, add up.
-json run_chat(const json& params, caf::actor_system_config& cfg) {
+json run_chat(request& req) {
   session s;
-  s.p = read_params(params);
+  s.p = read_params(req.params);
   s.text = std::make_shared<const std::string>(sentence);
   const int64_t users = s.p.groups * s.p.cpg;
   const int64_t procs = s.p.groups + 2 * users;
   std::vector<client_stats> stats(static_cast<size_t>(users));
   json out = {{"measured", json::object()}, {"verify", json::object()}};
   {
-    caf::actor_system sys{cfg};
+    caf::actor_system sys{req.config};
     std::vector<caf::actor> all;
     std::vector<caf::actor> clients;
     all.reserve(static_cast<size_t>(procs));

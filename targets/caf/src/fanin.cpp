@@ -176,14 +176,15 @@ std::vector<choice> make_table(const json& mix) {
 
 } // namespace
 
-json run_fanin(const json& params, caf::actor_system_config& cfg,
-               const worker_options& opts) {
+json run_fanin(request& req) {
+  const json& params = req.params;
+  const bool exit_signals = req.options.flag("exit_signals");
   const int64_t senders = int_param(params, "senders");
   const int64_t duration_ms = int_param(params, "duration_ms");
   const int64_t limit_bytes = int_param(params, "memory_limit_mb") << 20;
   const std::vector<choice> table = make_table(params.at("mix"));
   for (size_t i = 0; i < table.size(); ++i)
-    if (table[i].k == exit_kind && !opts.exit_signals)
+    if (table[i].k == exit_kind && !exit_signals)
       throw worker_error(
           "unsupported",
           "exit signals are an Erlang notion (mix[" + std::to_string(i)
@@ -193,7 +194,7 @@ json run_fanin(const json& params, caf::actor_system_config& cfg,
                 "measured by the variant exit_signals (option exit_signals = "
                 "true)");
 
-  caf::actor_system sys{cfg};
+  caf::actor_system sys{req.config};
   std::atomic<bool> stop{false};
   reports out;
   out.pending = senders;
@@ -221,12 +222,11 @@ json run_fanin(const json& params, caf::actor_system_config& cfg,
     const int64_t rss = rss_bytes();
     if (rss <= limit_bytes)
       return false;
-    say({{"type", "error"},
-         {"kind", "resource"},
-         {"message", "the receiver's backlog pushed the worker's memory to "
-                         + std::to_string(rss >> 20)
-                         + " MiB, past memory_limit_mb = "
-                         + std::to_string(limit_bytes >> 20)}});
+    say(error_line("resource",
+                   "the receiver's backlog pushed the worker's memory to "
+                       + std::to_string(rss >> 20)
+                       + " MiB, past memory_limit_mb = "
+                       + std::to_string(limit_bytes >> 20)));
     std::_Exit(0);
   };
   const int64_t stop_at = start + duration_ms * 1000000;

@@ -23,8 +23,7 @@ using token_atom = caf::atom_constant<caf::atom("token")>;
 using collect_atom = caf::atom_constant<caf::atom("collect")>;
 
 struct ring_outcome {
-  int64_t created_ns = 0, created_cpu_ns = 0;
-  int64_t passed_ns = 0, passed_cpu_ns = 0;
+  stamp created, passed;
   int64_t hops = 0, laps = 0, links = 0;
 };
 
@@ -75,9 +74,7 @@ private:
   }
 
   int64_t remaining_;
-  caf::actor prev_;
-  caf::actor root_;
-  caf::actor next_;
+  caf::actor prev_, root_, next_;
   int64_t hops_ = 0;
 };
 
@@ -97,8 +94,7 @@ public:
     spawn<ring_link>(n_ - 1, me, me);
     return {
         [this](connect_atom, caf::actor& next, int64_t links) {
-          out_.created_ns = now_ns();
-          out_.created_cpu_ns = cpu_ns();
+          out_.created = stamp::now();
           out_.links = links + 1; // the root is a link too
           next_ = std::move(next);
           send(next_, token_atom::value, m_, payload_);
@@ -114,8 +110,7 @@ private:
         [this](token_atom, int64_t laps, const std::string& payload) {
           ++out_.laps;
           if (laps == 1) {
-            out_.passed_ns = now_ns();
-            out_.passed_cpu_ns = cpu_ns();
+            out_.passed = stamp::now();
             send(next_, collect_atom::value, int64_t{0});
             return;
           }
@@ -141,31 +136,25 @@ private:
 
 } // namespace
 
-json run_ring(const json& params, caf::actor_system_config& cfg) {
-  const int64_t n = int_param(params, "n");
-  const int64_t m = int_param(params, "m");
-  const std::string payload = string_param(params, "payload");
+json run_ring(request& req) {
+  const int64_t n = int_param(req.params, "n"), m = int_param(req.params, "m");
+  const std::string payload = string_param(req.params, "payload");
   ring_outcome out;
-  int64_t begin_ns = 0, begin_cpu_ns = 0;
+  stamp begin;
   {
-    caf::actor_system sys{cfg};
+    caf::actor_system sys{req.config};
     std::promise<ring_outcome> done;
     auto result = done.get_future();
-    begin_ns = now_ns();
-    begin_cpu_ns = cpu_ns();
+    begin = stamp::now();
     sys.spawn<ring_root>(n, m, payload, &done);
     out = result.get();
   } // the system waits for every actor to finish
-  return {
-      {"measured",
-       {{"create_wall_ns", out.created_ns - begin_ns},
-        {"create_cpu_ns", out.created_cpu_ns - begin_cpu_ns},
-        {"pass_wall_ns", out.passed_ns - out.created_ns},
-        {"pass_cpu_ns", out.passed_cpu_ns - out.created_cpu_ns},
-        {"peak_rss_bytes", peak_rss_bytes()}}},
-      {"verify",
-       {{"hops", out.hops}, {"laps", out.laps}, {"links", out.links}}},
-  };
+  json measured = {{"peak_rss_bytes", peak_rss_bytes()}};
+  add_phase(measured, "create", begin, out.created);
+  add_phase(measured, "pass", out.created, out.passed);
+  return {{"measured", measured},
+          {"verify",
+           {{"hops", out.hops}, {"laps", out.laps}, {"links", out.links}}}};
 }
 
 } // namespace msgbench

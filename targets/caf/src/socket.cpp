@@ -31,6 +31,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -517,17 +518,29 @@ int connect_to(const std::string& host, int64_t port, bool nodelay) {
   return fd;
 }
 
+// Up to 1024 connections at each end, beyond the usual soft limit of 1024
+// descriptors: take the hard limit.
+void raise_file_limit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0
+      && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
 } // namespace
 
-void serve_socket(const json& request, caf::actor_system_config& cfg) {
-  const socket_params p = read_params(request.at("params"));
+void serve_socket(request& req) {
+  const socket_params p = read_params(req.params);
+  raise_file_limit();
   std::thread(watch_stdin).detach();
   int listener = listen_on(p.port);
   sockaddr_in bound{};
   socklen_t bound_length = sizeof bound;
   ::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &bound_length);
   say({{"type", "listening"}, {"port", ntohs(bound.sin_port)}});
-  caf::actor_system sys{cfg};
+  caf::actor_system sys{req.config};
   std::vector<std::promise<served_counts>> done(static_cast<size_t>(p.sockets));
   for (int64_t k = 0; k < p.sockets; ++k) {
     int fd = -1;
@@ -559,12 +572,12 @@ void serve_socket(const json& request, caf::actor_system_config& cfg) {
        {"bytes", total.bytes}});
 }
 
-json run_socket(const json& params, const std::string& request_line,
-                caf::actor_system_config& cfg) {
-  const socket_params p = read_params(params);
+json run_socket(request& req) {
+  const socket_params p = read_params(req.params);
+  raise_file_limit();
   const frames f = prepare_frames(p.size, p.messages);
   peer server;
-  server.start(request_line);
+  server.start(req.line);
   json listening = server.next_line(30, "listening");
   if (listening.value("type", "") != "listening")
     throw worker_error("internal", "the server said " + listening.dump()
@@ -583,7 +596,7 @@ json run_socket(const json& params, const std::string& request_line,
   std::vector<std::promise<void>> done(static_cast<size_t>(p.sockets));
   int64_t gate_ns = 0;
   {
-    caf::actor_system sys{cfg};
+    caf::actor_system sys{req.config};
     std::vector<caf::actor> clients;
     for (size_t k = 0; k < fds.size(); ++k)
       clients.push_back(

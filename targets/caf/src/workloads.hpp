@@ -1,21 +1,16 @@
-// One function per workload: runs it in a fresh actor system built from `cfg`
-// and returns the result line's body ({"measured", "verify", "histograms"}).
+// One function per workload: runs it in a fresh actor system built from the
+// request's configuration and returns the result line's body.
 #pragma once
 
-#include <caf/actor_system_config.hpp>
-
-#include "common.hpp"
+#include <msgbench/kit.hpp>
 
 namespace msgbench {
 
-json run_ring(const json& params, caf::actor_system_config& cfg);
-json run_fanin(const json& params, caf::actor_system_config& cfg,
-               const worker_options& opts);
-json run_chat(const json& params, caf::actor_system_config& cfg);
-// The socket client (the worker) and its server half (--serve); `request_line`
-// is the request as read, which the worker hands to its server.
-json run_socket(const json& params, const std::string& request_line,
-                caf::actor_system_config& cfg);
-void serve_socket(const json& request, caf::actor_system_config& cfg);
+json run_ring(request& req);
+json run_fanin(request& req); // reads the option exit_signals
+json run_chat(request& req);
+// The socket client (the worker) and its server half (--serve).
+json run_socket(request& req);
+void serve_socket(request& req);
 
 } // namespace msgbench

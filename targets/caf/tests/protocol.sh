@@ -1,6 +1,7 @@
 #!/bin/sh
-# Drives the worker through its protocol: a ring, an unknown option, an unknown
-# workload. Usage: tests/protocol.sh bin/msgbench-caf
+# Drives the worker through its protocol: a ring, an unknown option (and what
+# fanin lists as known), an unknown workload, socket echo and flow.
+# Usage: tests/protocol.sh bin/msgbench-caf
 set -u
 worker=$1
 passed=0
@@ -19,6 +20,7 @@ expect() { # name, request, a string the output must contain
 expect "ring" '{"workload":"ring","variant":"default","options":{},"params":{"n":100,"m":5,"payload":"BOO!"},"repetition":1,"warmup":false}' '"hops":500'
 expect "ring, one thread" '{"workload":"ring","variant":"single_thread","options":{"max_threads":1},"params":{"n":100,"m":5,"payload":"BOO!"},"repetition":1,"warmup":false}' '"laps":5'
 expect "unknown option" '{"workload":"ring","variant":"default","options":{"no_such_option":1},"params":{"n":10,"m":1,"payload":""},"repetition":1,"warmup":false}' '"kind":"internal".*no_such_option'
+expect "unknown option, listing fanin's" '{"workload":"fanin","variant":"exit_signals","options":{"exit_signals":true,"no_such_option":1},"params":{},"repetition":1,"warmup":false}' 'unknown option no_such_option (known here: max_threads, max_throughput, exit_signals)'
 expect "unknown workload" '{"workload":"teleport","variant":"default","options":{},"params":{},"repetition":1,"warmup":false}' '"kind":"unsupported"'
 expect "socket echo" '{"workload":"socket","variant":"default","options":{},"params":{"mode":"echo","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1,"warmup":false}' '"messages_received":200,"messages_sent":200'
 expect "socket flow" '{"workload":"socket","variant":"default","options":{},"params":{"mode":"flow","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1,"warmup":false}' '"bytes_received":20000,"bytes_sent":20000'

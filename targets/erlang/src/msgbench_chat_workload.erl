@@ -13,7 +13,7 @@
 %% groups fall behind would otherwise grow them until the machine runs out.
 -define(MEMORY_SHARE, 0.8).
 
--spec configure(msgbench_worker:request(), msgbench_options:options()) ->
+-spec configure(msgbench_worker:request(), msgbench_erlang_options:options()) ->
           {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
 configure(#{<<"params">> := #{<<"groups">> := G, <<"clients_per_group">> := CPG,
                              <<"duration_s">> := DurationS, <<"think_ms">> := ThinkMs,

@@ -21,5 +21,5 @@ spec() ->
                      <<"fanin">> => msgbench_fanin_workload,
                      <<"chat">> => msgbench_chat_workload,
                      <<"socket">> => msgbench_socket_workload},
-      options => msgbench_options,
+      options => msgbench_erlang_options,
       sampled => [<<"chat">>]}.

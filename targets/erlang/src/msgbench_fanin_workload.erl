@@ -8,7 +8,7 @@
 
 -type config() :: #{fanin := msgbench_fanin:config(), memory_limit_mb := pos_integer()}.
 
--spec configure(msgbench_worker:request(), msgbench_options:options()) ->
+-spec configure(msgbench_worker:request(), msgbench_erlang_options:options()) ->
           {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
 configure(#{<<"params">> := #{<<"senders">> := Senders, <<"duration_ms">> := DurationMs,
                              <<"mix">> := Mix, <<"memory_limit_mb">> := MemoryLimitMb}},

@@ -7,7 +7,7 @@
 
 -type config() :: #{n := pos_integer(), m := pos_integer(), payload := string()}.
 
--spec configure(msgbench_worker:request(), msgbench_options:options()) ->
+-spec configure(msgbench_worker:request(), msgbench_erlang_options:options()) ->
           {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
 configure(#{<<"params">> := #{<<"n">> := N, <<"m">> := M, <<"payload">> := Payload}}, _Options) ->
     case msgbench_limits:process_headroom(io_lib:format("n = ~w", [N]), N) of

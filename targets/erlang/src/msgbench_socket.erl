@@ -24,7 +24,7 @@
                  sockets := pos_integer(),
                  data := data(),
                  check_content := boolean(),
-                 active := msgbench_options:socket_active()}.
+                 active := msgbench_erlang_options:socket_active()}.
 
 %% What the clients measured and counted (all sockets together, except
 %% elapsed, one per socket; times in ns).
@@ -75,13 +75,13 @@ socket_options(Data) ->
 %% as long as it takes: the watchdog ends a connection that stalls. (A
 %% timeout on every read would start and cancel a timer per message: 20-25%
 %% of the throughput of 16-byte frames.)
--spec recv(gen_tcp:socket(), msgbench_options:socket_active()) ->
+-spec recv(gen_tcp:socket(), msgbench_erlang_options:socket_active()) ->
           {ok, payload()} | {error, term()}.
 recv(Socket, Active) ->
     recv(Socket, Active, infinity).
 
 %% The same, for at most Timeout ms.
--spec recv(gen_tcp:socket(), msgbench_options:socket_active(), timeout()) ->
+-spec recv(gen_tcp:socket(), msgbench_erlang_options:socket_active(), timeout()) ->
           {ok, payload()} | {error, term()}.
 recv(Socket, false, Timeout) ->
     gen_tcp:recv(Socket, 0, Timeout);
@@ -414,7 +414,7 @@ client(Coordinator, Watchdog, K, Run, Source, Host, Port) ->
 
 %% {active, N} is set once and re-armed at each tcp_passive; {active, once}
 %% is armed by each recv/3; passive needs nothing.
--spec arm(gen_tcp:socket(), msgbench_options:socket_active()) -> ok | {error, term()}.
+-spec arm(gen_tcp:socket(), msgbench_erlang_options:socket_active()) -> ok | {error, term()}.
 arm(Socket, N) when is_integer(N) -> inet:setopts(Socket, [{active, N}]);
 arm(_Socket, _Active) -> ok.
 

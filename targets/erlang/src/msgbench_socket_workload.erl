@@ -20,7 +20,7 @@
 %% error line, which says more than a reset does.
 -define(EXPLAIN_MS, 2000).
 
--spec configure(msgbench_worker:request(), msgbench_options:options()) ->
+-spec configure(msgbench_worker:request(), msgbench_erlang_options:options()) ->
           {ok, config()} | {error, msgbench_worker:error_kind(), iodata()}.
 configure(#{<<"params">> := #{<<"mode">> := Mode, <<"size">> := Size,
                               <<"total_bytes">> := TotalBytes, <<"sockets">> := Sockets,

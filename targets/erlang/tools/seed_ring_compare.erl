@@ -61,7 +61,7 @@ run_pair(Run, N, M) ->
 our_pass(N, M) ->
     Request = #{<<"params">> => #{<<"n">> => N, <<"m">> => M,
                                   <<"payload">> => list_to_binary(?PAYLOAD)}},
-    {ok, Options} = msgbench_options:read(#{}),
+    {ok, Options} = msgbench_options:read(msgbench_erlang_options, #{}),
     {ok, Config} = msgbench_ring_workload:configure(Request, Options),
     {ok, #{measured := #{pass_wall_ns := WallNs, pass_cpu_ns := CpuNs}}} =
         in_fresh_process(fun() -> msgbench_ring_workload:measure(Config) end),

@@ -30,9 +30,10 @@ import qualified Data.Text.Encoding as TE
 import qualified Data.Vector as V
 import qualified Data.Vector.Mutable as MV
 import GHC.Stats (gcdetails_mem_in_use_bytes, gc, getRTSStats, getRTSStatsEnabled)
-import Histogram (bucket)
-import Measure (nowNs, peakRssBytes)
-import Protocol
+import Msgbench.Histogram (bucket)
+import Msgbench.Measure (nowNs, peakRssBytes)
+import Msgbench.Options
+import Msgbench.Protocol
 import System.Mem (performGC)
 import System.Random (StdGen, initStdGen, uniformR)
 

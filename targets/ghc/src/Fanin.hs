@@ -25,8 +25,9 @@ import Data.IORef (newIORef, readIORef, writeIORef)
 import Data.Int (Int64)
 import Data.Text (Text)
 import qualified Data.Vector.Unboxed as VU
-import Measure (cpuNs, nowNs, peakRssBytes, rssBytes)
-import Protocol
+import Msgbench.Measure (cpuNs, nowNs, peakRssBytes, rssBytes)
+import Msgbench.Options
+import Msgbench.Protocol
 import System.Mem (performGC)
 import System.Random (StdGen, mkStdGen, uniformR)
 

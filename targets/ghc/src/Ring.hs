@@ -10,8 +10,9 @@ import Control.Monad (void)
 import Data.Aeson (toJSON)
 import Data.Int (Int64)
 import Data.Text (Text)
-import Measure (cpuNs, nowNs, peakRssBytes)
-import Protocol
+import Msgbench.Measure (cpuNs, nowNs, peakRssBytes)
+import Msgbench.Options (optionsKnown)
+import Msgbench.Protocol
 
 -- | The three messages of the ring share one inbox per link, as connect and
 -- the token share the mailbox in the seed.

@@ -10,7 +10,7 @@ module Socket (measureSocket, serveMain, bucketFill, frameCount) where
 import Control.Concurrent (forkIO)
 import Control.Concurrent.Chan (Chan, newChan, readChan, writeChan)
 import Control.Concurrent.MVar (newEmptyMVar, putMVar, readMVar, takeMVar)
-import Control.Exception (IOException, SomeException, bracket, displayException, finally, fromException, throwIO, try)
+import Control.Exception (IOException, SomeException, bracket, displayException, finally, throwIO, try)
 import Control.Monad (forM, forM_, replicateM, unless, void, when)
 import Data.Aeson (Value (..), decodeStrict', object, toJSON, (.=))
 import qualified Data.Aeson.KeyMap as KM
@@ -26,10 +26,11 @@ import qualified Data.Text as T
 import qualified Data.Vector as V
 import qualified Data.Aeson.Key as Key
 import Data.Word (Word8)
-import Measure (nowNs, peakRssBytes)
+import Msgbench.Measure (nowNs, peakRssBytes)
 import Network.Socket
 import Network.Socket.ByteString (recv, sendAll, sendMany)
-import Protocol
+import Msgbench.Options (optionsKnown)
+import Msgbench.Protocol
 import System.Environment (getExecutablePath, lookupEnv)
 import System.Exit (ExitCode (..))
 import System.IO (Handle, hClose, hFlush, isEOF, stdin)
@@ -164,11 +165,6 @@ serveMain = do
                 Left e -> say (uncurry errorLine (classify e))
               putMVar finished ()
             takeMVar finished
-
-classify :: SomeException -> (Kind, String)
-classify e = case fromException e of
-  Just (WorkerError k msg) -> (k, msg)
-  Nothing -> (Internal, displayException e)
 
 serve :: Params -> IO ()
 serve p = do

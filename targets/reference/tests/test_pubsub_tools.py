@@ -4,7 +4,9 @@ protocol, with the broker started by msgbench's own services module as the harne
 
 Captured outputs (tests/data/): nats bench v0.1.5 (--sub 2 and --pub 2 as two processes, 64-byte
 messages), redis-benchmark 7.0.15 (PUBLISH, -c 2 --threads 2, with its \\r progress lines), and
-PerfTest 2.22.1 (-x 2 -y 2 with -C/-D counts, and -x 1 -y 1 -z 1), all against local brokers.
+PerfTest 2.22.1 (-x 2 -y 2 with -C/-D counts, and -x 1 -y 1 -z 1), Kafka 4.4.0's kafka-producer-perf-test
+(12,000 records of 100 bytes, 2,000 of them --warmup-records, acks=1) and kafka-consumer-perf-test
+(--show-detailed-stats --reporting-interval 1, 3,000 records of 64 bytes), all against local brokers.
 """
 
 import dataclasses
@@ -32,7 +34,10 @@ SMALL = {"payload_bytes": 64, "duration_s": 0.3, "drain_ms": 500}
 
 
 BROKER = {"nats_bench": "nats", "nats_bench_js": "jetstream",
-          "redis_benchmark": "redis", "redis_benchmark_sub": "redis", "perftest": "rabbitmq"}
+          "redis_benchmark": "redis", "redis_benchmark_sub": "redis", "perftest": "rabbitmq",
+          "kafka_perf": "kafka", "kafka_perf_acks_all": "kafka"}
+# What each measures, where it is a variant of the target (reference_for "kafka/default"), not the target.
+MEASURES = {"kafka_perf": "kafka/default", "kafka_perf_acks_all": "kafka/acks_all"}
 
 
 def params(**overrides) -> tools.Params:
@@ -81,7 +86,7 @@ def test_variants_are_declared_with_their_tool_and_broker():
     for variant, service in BROKER.items():
         body = TOML["variants"][variant]
         assert body["workloads"] == ["pubsub"] and body["label"] == "reference"
-        assert body["services"] == [service] and body["reference_for"] == [service]
+        assert body["services"] == [service] and body["reference_for"] == [MEASURES.get(variant, service)]
         assert body["options"] == {"tool": variant}
     assert set(BROKER) == set(tools.TOOLS)
 
@@ -109,6 +114,8 @@ def test_options_name_a_known_tool_and_nothing_else(options, named):
     ("perftest", {"rate": 1000}, "rate"),
     ("perftest", {"batching_bytes": 8192}, "batching_bytes"),
     ("perftest", {"sources": 2, "source_threads": 1}, "source_threads"),
+    ("kafka_perf", {"rate": 1000}, "rate"),
+    ("kafka_perf_acks_all", {"sources": 2, "source_threads": 1}, "source_threads"),
 ])
 def test_what_a_tool_cannot_do_is_unsupported(variant, overrides, named):
     with pytest.raises(tools.ToolError) as caught:
@@ -137,6 +144,29 @@ def test_argv_maps_the_parameters(monkeypatch):
     for flag, value in (("-x", "2"), ("-y", "3"), ("-s", "1024"), ("-C", "10"), ("-D", "20"), ("-z", "7")):
         assert java[java.index(flag) + 1] == value, flag
     assert "-a" in java
+
+
+def test_kafka_perf_argv_maps_the_parameters():
+    """payload -> --record-size, acks -> acks=, batching 0 -> the Java client's own batch.size and linger.ms,
+    batching N -> batch.size=N with the kafka target's 10 ms linger; consumers from the end, a group each."""
+    p = params(payload_bytes=100, batching_bytes=0)
+    producer = tools.kafka_producer_argv("h:9", "t", p, 5000, 1000, "all")
+    assert producer[producer.index(tools.KAFKA_PRODUCER_MAIN) + 1:producer.index("--command-property")] == [
+        "--bootstrap-server", "h:9", "--topic", "t", "--num-records", "6000", "--warmup-records", "1000",
+        "--record-size", "100", "--throughput", "-1"]
+    props = producer[producer.index("--command-property") + 1:]
+    assert "acks=all" in props and "compression.type=none" in props
+    assert not [x for x in props if x.startswith(("batch.size", "linger.ms"))]
+    batched = tools.kafka_producer_props(params(batching_bytes=8192), "1")
+    assert "acks=1" in batched and "batch.size=8192" in batched and "linger.ms=10" in batched
+    consumer = tools.kafka_consumer_argv("h:9", "t", "g1", 7000, 30000, Path("l.properties"))
+    for flag, value in (("--group", "g1"), ("--num-records", "7000"), ("--timeout", "30000"),
+                        ("--reporting-interval", "1"), ("--date-format", tools.KAFKA_DATE_FORMAT)):
+        assert consumer[consumer.index(flag) + 1] == value, flag
+    assert "--from-latest" in consumer and "--show-detailed-stats" in consumer
+    assert "-Dlog4j2.configurationFile=l.properties" in consumer
+    topic = tools.kafka_topic_argv("h:9", "t", params(sources=3))
+    assert topic[topic.index("--partitions") + 1] == "3" and topic[topic.index("--replication-factor") + 1] == "1"
 
 
 # ---------------------------------------------------------------- parsers on real outputs
@@ -292,6 +322,61 @@ def test_perftest_result_keeps_the_tool_s_own_rates():
     assert measured["tool_other_cpu_ns"] == 2 * 10**6 and "broker_cpu_ns" not in measured
 
 
+def test_kafka_producer_summary():
+    """Its summaries (with the percentiles), not its progress lines: every acknowledged record, warm-up
+    included, and the steady state's records/sec (without the warm-up records: 8,741/s against 4,158/s
+    over the whole run, its JVM's start and first metadata fetch)."""
+    produced = tools.parse_kafka_producer((DATA / "kafka_producer.stdout").read_text())
+    assert produced == tools.KafkaProduced(12000, 8741.258741)
+    whole_run_only = ("20000 records sent, 1701.982810 records/sec (0.16 MB/sec), 1144.95 ms avg latency, 7483.00 "
+                      "ms max latency, 1159 ms 50th, 1523 ms 95th, 1738 ms 99th, 1785 ms 99.9th.\n")
+    for text in (whole_run_only, "1 records sent, 0.1 records/sec (0.00 MB/sec), 1195.0 ms avg latency, "
+                                 "1195.0 ms max latency.\n"):
+        with pytest.raises(tools.ToolError) as caught:
+            tools.parse_kafka_producer(text)
+        assert caught.value.kind == "internal" and "no summary" in caught.value.message
+
+
+def test_kafka_consumer_lines():
+    """Count and rate from its progress lines: first line at its first record (count 1) to its last line."""
+    text = (DATA / "kafka_consumer.stdout").read_text()
+    consumed = tools.parse_kafka_consumer(text, 3000)
+    lines = tools.KAFKA_CONSUMER_LINE.findall(text)
+    assert lines[0][1] == "1" and consumed.received == 3000
+    first, last = (tools.time.mktime(tools.time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:]) / 1000
+                   for stamp in (lines[0][0], lines[-1][0]))
+    assert consumed.rate == pytest.approx((int(lines[-1][1]) - 1) / (last - first))
+    # The producers' warm-up records left out: the rate is from the first line past them.
+    warm = tools.parse_kafka_consumer(text, 3000, warmup=1000)
+    past = next((stamp, int(count)) for stamp, count in lines if int(count) > 1000)
+    start = tools.time.mktime(tools.time.strptime(past[0][:19], "%Y-%m-%d %H:%M:%S")) + int(past[0][20:]) / 1000
+    assert warm.received == 3000 and warm.rate == pytest.approx((int(lines[-1][1]) - past[1]) / (last - start))
+    # Timed out: what it printed last is what it is known to have read.
+    short = tools.parse_kafka_consumer(text + "WARNING: Exiting before consuming the expected number of records: "
+                                       "timeout (30000 ms) exceeded.\n", 3000)
+    assert short.received == int(lines[-1][1]) < 3000
+    with pytest.raises(tools.ToolError) as caught:
+        tools.parse_kafka_consumer("WARNING: Exiting before consuming the expected number of records\n", 3000)
+    assert caught.value.kind == "internal"
+    with pytest.raises(tools.ToolError) as caught:  # one line: nothing to time it by, not a rate of 0
+        tools.parse_kafka_consumer(text.splitlines()[0] + "\n", 3000)
+    assert caught.value.kind == "resource" and "no two progress lines" in caught.value.message
+
+
+def test_kafka_result_keeps_the_tools_own_rates():
+    run = tools.KafkaRun(produced=[tools.KafkaProduced(500, 1000.0), tools.KafkaProduced(500, 3000.0)],
+                         consumed=[tools.KafkaConsumed(1000, 2000.0), tools.KafkaConsumed(990, 500.0)],
+                         source_cpu_ns=5, receiver_cpu_ns=6, peak_rss=7)
+    p = params(sources=2, source_threads=2, receivers=2)
+    answer = tools.kafka_result(p, run, 8)
+    rules_hold(answer, p)
+    measured, verify = answer["measured"], answer["verify"]
+    assert verify["published"] == 1000 and verify["received"] == 1990 and verify["lost"] == 10
+    assert verify["published"] / (measured["publish_ns"] / 1e9) == pytest.approx(4000.0)
+    assert msgs_per_s(measured) == pytest.approx((2000.0 + 500.0) / 2)
+    assert measured["broker_cpu_ns"] == 8 and measured["receiver_cpu_ns"] == 6
+
+
 # ---------------------------------------------------------------- through the worker, with real brokers
 
 
@@ -323,13 +408,19 @@ READY = {
     "redis_benchmark_sub": lambda: shutil.which("redis-benchmark") and shutil.which("redis-server"),
     "perftest": lambda: list(tools.LIB.glob("perf-test-*.jar")) and shutil.which("java")
     and Path("/usr/lib/rabbitmq/bin/rabbitmq-server").exists(),
+    # the tools' jars and the broker both come from targets/kafka's make build
+    "kafka_perf": lambda: list(tools.KAFKA_LIB.glob("kafka-tools-*.jar")) and shutil.which("java")
+    and (FOLDER.parent / "kafka" / "bin" / "kafka-broker").exists(),
 }
+READY["kafka_perf_acks_all"] = READY["kafka_perf"]
 # nats_bench at batching_bytes = 0: nats.go's ordinary Publish, as msgbench's nats default at 0 (issue 13).
 RUNS = {"nats_bench": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
         "nats_bench_js": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark": {"sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark_sub": {"sources": 2, "source_threads": 2, "receivers": 2, "batching_bytes": 1024},
-        "perftest": {"sources": 2, "source_threads": 2, "receivers": 2}}
+        "perftest": {"sources": 2, "source_threads": 2, "receivers": 2},
+        "kafka_perf": {"sources": 2, "source_threads": 2, "receivers": 2},
+        "kafka_perf_acks_all": {"sources": 1, "source_threads": 1, "receivers": 1, "batching_bytes": 8192}}
 
 
 @pytest.mark.parametrize("variant", tools.TOOLS)
@@ -348,7 +439,7 @@ def test_a_small_run_through_the_worker(variant):
         if variant == "redis_benchmark":
             assert verify["receivers"] == 0 and verify["received"] == 0
         else:  # every message counted at both receivers: for redis_benchmark_sub, the frame length is right
-            assert verify["received"] == verify["published"] * 2 and verify["lost"] == 0
+            assert verify["received"] == verify["published"] * p.receivers and verify["lost"] == 0
             assert measured["receiver_cpu_ns"] > 0
         if variant == "redis_benchmark_sub":
             assert verify["subscribers"] == 2 and verify["mismatched"] == 0

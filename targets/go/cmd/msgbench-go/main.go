@@ -1,40 +1,30 @@
-// Command msgbench-go is the msgbench worker of the go target: it reads one
-// JSON request on stdin and writes JSON lines on stdout (spec/README.md).
-// With --serve it is the server half of the socket workload instead
-// (target.toml's serve; spec/README.md, "Peers"). With --chat-server
-// --listen HOST:PORT it is the chat server kind's WebSocket server
-// (target.toml's chat_server; docs/chat-server.md).
+// Command msgbench-go is the msgbench worker of the go target, on the Go
+// kit's worker (kits/go/worker): one JSON request on stdin, JSON lines on
+// stdout (spec/README.md). With --serve it is the socket workload's server
+// half (target.toml's serve; "Peers"); with --chat-server --listen
+// HOST:PORT the chat server kind's WebSocket server (docs/chat-server.md).
 package main
 
 import (
-	"fmt"
-	"os"
-
-	"msgbench/kits/go/peer"
+	"msgbench/kits/go/worker"
+	"msgbench/targets/go/internal/chat"
 	"msgbench/targets/go/internal/chatserver"
-	"msgbench/targets/go/internal/worker"
+	"msgbench/targets/go/internal/fanin"
+	"msgbench/targets/go/internal/ring"
+	"msgbench/targets/go/internal/socket"
 )
 
-const usage = "usage: msgbench-go [%s | --chat-server --listen HOST:PORT] (the request on stdin)\n"
-
-func main() {
-	run := worker.Run
-	switch {
-	case len(os.Args) == 2 && os.Args[1] == peer.ServeFlag:
-		run = worker.Serve
-	case len(os.Args) == 4 && os.Args[1] == "--chat-server" && os.Args[2] == "--listen":
-		if err := chatserver.Listen(os.Args[3], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "msgbench-go --chat-server:", err)
-			os.Exit(1)
-		}
-		return
-	case len(os.Args) > 1:
-		fmt.Fprintf(os.Stderr, usage, peer.ServeFlag)
-		os.Exit(2)
-	}
-	if err := run(os.Stdin, os.Stdout); err != nil {
-		// stdout is gone: nothing left to report to but stderr.
-		fmt.Fprintln(os.Stderr, "msgbench-go:", err)
-		os.Exit(1)
-	}
+// goWorker is the go target's worker. Chat is long enough for a time series
+// of the runtime's view; the socket worker is the client and starts its
+// server half (--serve) itself.
+var goWorker = worker.Worker{
+	Target: "go",
+	Workloads: map[string]worker.Measure{
+		"ring": ring.Measure, "fanin": fanin.Measure, "chat": chat.Measure, "socket": socket.Measure,
+	},
+	Sampled: []string{"chat"},
+	Serve:   socket.ServeStream,
+	Modes:   map[string]func([]string) error{"--chat-server": chatserver.Main},
 }
+
+func main() { goWorker.Main() }

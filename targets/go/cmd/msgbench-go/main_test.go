@@ -7,14 +7,18 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"msgbench/kits/go/peer"
 )
 
 // runAsWorker makes the test binary act as the worker when re-executed by
 // the tests below, so the real main is driven through real stdin/stdout.
+// With --serve alone it is the server half: a socket worker run without the
+// harness's environment starts its own executable so.
 const runAsWorker = "MSGBENCH_GO_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(runAsWorker) == "1" {
+	if os.Getenv(runAsWorker) == "1" || (len(os.Args) == 2 && os.Args[1] == peer.ServeFlag) {
 		main()
 		os.Exit(0)
 	}

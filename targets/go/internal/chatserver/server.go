@@ -223,6 +223,16 @@ func (g *group) run() {
 	}
 }
 
+// Main is the worker's --chat-server mode: args are the rest of its command
+// line, `--listen HOST:PORT` (the load generator appends them to target.toml's
+// chat_server); it serves on stdin and stdout.
+func Main(args []string) error {
+	if len(args) != 2 || args[0] != "--listen" {
+		return fmt.Errorf("want --listen HOST:PORT, got %q", args)
+	}
+	return Listen(args[1], os.Stdin, os.Stdout)
+}
+
 // Listen serves on addr until SIGTERM or the end of stdin, after writing
 // {"listening": PORT} to out.
 func Listen(addr string, stdin io.Reader, out io.Writer) error {

@@ -107,3 +107,14 @@ func TestListenSaysItsPortAndStopsWhenStdinCloses(t *testing.T) {
 		t.Fatalf("stdout %q", out.String())
 	}
 }
+
+// The worker's --chat-server mode takes exactly `--listen HOST:PORT`; anything
+// else is refused naming what it got, before listening anywhere.
+func TestMainWantsListenHostPort(t *testing.T) {
+	for _, args := range [][]string{nil, {"--listen"}, {"--port", "1"}, {"--listen", "x", "y"}} {
+		err := Main(args)
+		if err == nil || !strings.Contains(err.Error(), "want --listen HOST:PORT, got") {
+			t.Errorf("Main(%q) = %v", args, err)
+		}
+	}
+}

@@ -115,9 +115,10 @@ func ensureTopic(ctx context.Context, cl *kgo.Client, p pubsub.Params) error {
 	return nil
 }
 
-// endOffsets are the topic's partitions' current ends, asked until every
-// partition has a leader (a topic just made may not have one yet).
-func endOffsets(ctx context.Context, cl *kgo.Client, p pubsub.Params) (map[int32]kgo.Offset, error) {
+// endOffsets are the topic's partitions' current ends (the offset the next
+// record will get), asked until every partition has a leader (a topic just
+// made may not have one yet).
+func endOffsets(ctx context.Context, cl *kgo.Client, p pubsub.Params) (map[int32]int64, error) {
 	for {
 		req := kmsg.NewPtrListOffsetsRequest()
 		t := kmsg.NewListOffsetsRequestTopic()
@@ -132,7 +133,7 @@ func endOffsets(ctx context.Context, cl *kgo.Client, p pubsub.Params) (map[int32
 		if err != nil {
 			return nil, err
 		}
-		offsets := map[int32]kgo.Offset{}
+		offsets := map[int32]int64{}
 		var retry error
 		for _, topic := range resp.Topics {
 			for _, part := range topic.Partitions {
@@ -142,7 +143,7 @@ func endOffsets(ctx context.Context, cl *kgo.Client, p pubsub.Params) (map[int32
 					}
 					retry = err
 				}
-				offsets[part.Partition] = kgo.NewOffset().At(part.Offset)
+				offsets[part.Partition] = part.Offset
 			}
 		}
 		if retry == nil && len(offsets) == p.Sources {

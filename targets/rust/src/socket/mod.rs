@@ -166,6 +166,7 @@ pub fn run(request: &Request) -> Result<Measurement, WorkerError> {
     let request_line = json!({
         "workload": request.workload,
         "variant": request.variant,
+        "options": request.options,
         "params": request.params,
     })
     .to_string();

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import msgbench.kit.Histogram;
+import msgbench.kit.Model;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.Wire;
@@ -71,6 +72,15 @@ final class Chat {
       this.sentAt = sentAt;
       this.body = body;
     }
+
+    /** From client index of group, now, to a peer drawn uniformly among the group's others. */
+    static Msg draw(Params p, SplittableRandom rng, int group, int index, long now) {
+      int peer = rng.nextInt(p.cpg - 1);
+      if (peer >= index) {
+        peer++; // skip itself
+      }
+      return new Msg(index, peer, group, now, body(p, now));
+    }
   }
 
   /** A message on its way from the group to the peer user (a user's one inbox holds both kinds). */
@@ -92,22 +102,79 @@ final class Chat {
     }
   }
 
-  /** What every thread of one measurement shares; set before the release. */
-  static final class Session {
+  /**
+   * One measurement's phases and clocks, whatever carries the messages (threads here, actors in
+   * PekkoChat, whose sessions both extend it): setup until every process is ready, the send window
+   * from the release to T, the drain. Its latches and counters are what every process of the
+   * measurement shares; start and deadline are set before the release.
+   */
+  static class Measurement {
     final Params p;
     final CountDownLatch ready;
-    final CountDownLatch release = new CountDownLatch(1);
     final CountDownLatch stopped;
     final AtomicLong sent = new AtomicLong();
-    final AtomicReference<Throwable> failure = new AtomicReference<>();
-    final List<Thread> threads = new ArrayList<>();
     volatile long start;
     volatile long deadline;
+    long begin;
+    long setup;
+    long runtimeMemory;
+    long stoppedAt;
+    long sentAtStop;
 
-    Session(Params p, int procs, int clients) {
+    Measurement(Params p) {
       this.p = p;
-      this.ready = new CountDownLatch(procs);
-      this.stopped = new CountDownLatch(clients);
+      this.ready = new CountDownLatch((int) (p.groups + 2 * p.users()));
+      this.stopped = new CountDownLatch((int) p.users());
+    }
+
+    /** Setup: the spawning of every group, user and client. */
+    void beginSetup() {
+      begin = Proc.now();
+    }
+
+    /** Every process is ready: from a clean heap, as fanin does, the send window opens. */
+    void openWindow() {
+      setup = Proc.now() - begin;
+      System.gc();
+      start = Proc.now();
+      deadline = start + p.durationNs;
+    }
+
+    /** Sleeps until T, then takes the JVM's own view of its memory. */
+    void awaitT() throws InterruptedException {
+      long toT = deadline - Proc.now();
+      if (toT > 0) {
+        TimeUnit.NANOSECONDS.sleep(toT);
+      }
+      runtimeMemory = Proc.runtimeMemoryBytes();
+    }
+
+    /** Every client has stopped sending on its own at T: the drain begins. */
+    void sendingStopped() {
+      stoppedAt = Proc.now();
+      sentAtStop = sent.get();
+    }
+
+    /** The drain goes on until every message sent was received, or the drain timeout. */
+    boolean draining(long received) {
+      return received < sentAtStop && Proc.now() < stoppedAt + p.drainTimeoutNs;
+    }
+
+    /** The result line of what the clients counted; processes and users as started. */
+    Wire.Result result(ChatTally tally, long processes, long users) throws WorkerError {
+      return tally.result(
+          setup, stoppedAt - start, deadline, processes, runtimeMemory, sentAtStop, users);
+    }
+  }
+
+  /** The threads' measurement: the release, the threads, the first failure. */
+  static final class Session extends Measurement {
+    final CountDownLatch release = new CountDownLatch(1);
+    final AtomicReference<Throwable> failure = new AtomicReference<>();
+    final List<Thread> threads = new ArrayList<>();
+
+    Session(Params p) {
+      super(p);
     }
   }
 
@@ -213,22 +280,14 @@ final class Chat {
     final BlockingQueue<Msg> inbox = new LinkedBlockingQueue<>();
     final int group;
     final int index;
-    final int peers;
     final User user;
     final SplittableRandom rng;
-    final Histogram latency = new Histogram();
+    final Counts counts = new Counts();
     volatile boolean started;
-    volatile long received; // written by this client only, read by the coordinator in the drain
-    long sent;
-    long inWindow;
-    long crossGroup;
-    long selfDeliveries;
-    long lastDelivery;
 
-    Client(int group, int index, int peers, User user, SplittableRandom rng) {
+    Client(int group, int index, User user, SplittableRandom rng) {
       this.group = group;
       this.index = index;
-      this.peers = peers;
       this.user = user;
       this.rng = rng;
     }
@@ -242,7 +301,7 @@ final class Chat {
       } else {
         realistic(s);
       }
-      s.sent.addAndGet(sent);
+      s.sent.addAndGet(counts.sent);
       s.stopped.countDown();
       while (true) { // the drain: take deliveries until the coordinator ends the run
         receive(s, inbox.take());
@@ -293,22 +352,37 @@ final class Chat {
       }
     }
 
-    /** To a peer drawn uniformly among the other members of the group. */
+    /** To a peer drawn uniformly among the other members of the group, once the user has room. */
     void send(Session s, long now) throws InterruptedException {
-      int peer = rng.nextInt(peers - 1);
-      if (peer >= index) {
-        peer++; // skip itself
-      }
-      Object body = body(s.p, now);
+      Msg m = Msg.draw(s.p, rng, group, index, now);
       user.credits.acquire();
-      user.inbox.put(new Msg(index, peer, group, now, body));
-      sent++;
+      user.inbox.put(m);
+      counts.sent++;
     }
 
     void receive(Session s, Msg m) {
+      counts.receive(m, s.deadline, group, index);
+    }
+  }
+
+  /**
+   * What a client counts, by threads (Chat.Client) or by actors (PekkoChat): written by its client
+   * only; received is read by the coordinator during the drain, the rest at the end.
+   */
+  static final class Counts {
+    final Histogram latency = new Histogram();
+    volatile long received;
+    long sent;
+    long inWindow;
+    long crossGroup;
+    long selfDeliveries;
+    long lastDelivery;
+
+    /** A delivery to client index of group, whose window ends at deadline. */
+    void receive(Msg m, long deadline, int group, int index) {
       long now = Proc.now();
       received++;
-      if (now < s.deadline) {
+      if (now < deadline) {
         inWindow++;
       }
       if (m.group != group) {
@@ -379,89 +453,75 @@ final class Chat {
   }
 
   static Wire.Result run(Params p, ThreadFactory threads) throws WorkerError, InterruptedException {
+    Session s = new Session(p);
     int n = (int) p.users();
-    int procs = p.groups + 2 * n;
-    Session s = new Session(p, procs, n);
     Group[] groups = new Group[p.groups];
-    User[] users = new User[n];
     Client[] clients = new Client[n];
-    SplittableRandom seeds = new SplittableRandom();
-
-    long begin = Proc.now();
     try {
-      for (int g = 0; g < p.groups; g++) {
-        Group grp = new Group(p.cpg);
-        groups[g] = grp;
-        for (int i = 0; i < p.cpg; i++) {
-          int k = g * p.cpg + i;
-          User u = new User(p.history);
-          u.group = grp;
-          Client c = new Client(g, i, p.cpg, u, seeds.split());
-          u.client = c;
-          grp.members[i] = u;
-          users[k] = u;
-          clients[k] = c;
-        }
-        spawn(s, threads, () -> grp.run(s));
-        for (int i = 0; i < p.cpg; i++) {
-          User u = grp.members[i];
-          Client c = clients[g * p.cpg + i];
-          spawn(s, threads, () -> u.run(s));
-          spawn(s, threads, () -> c.run(s));
-        }
-      }
+      s.beginSetup();
+      spawnAll(s, threads, groups, clients);
       awaitOrFail(s, s.ready);
-      long setup = Proc.now() - begin;
-      System.gc(); // start from a clean heap, as fanin does
-
-      s.start = Proc.now();
-      s.deadline = s.start + p.durationNs;
+      s.openWindow();
       s.release.countDown();
-
-      // At T: the JVM's own view of its memory.
-      long toT = s.deadline - Proc.now();
-      if (toT > 0) {
-        TimeUnit.NANOSECONDS.sleep(toT);
-      }
-      long runtimeMemory = Proc.runtimeMemoryBytes();
-
-      // Every client stops sending on its own at T.
+      s.awaitT();
       awaitOrFail(s, s.stopped);
-      long stoppedAt = Proc.now();
-      long sent = s.sent.get();
-
-      // The drain: until every message sent was received, or the timeout.
-      long drainEnd = stoppedAt + p.drainTimeoutNs;
-      while (received(clients) < sent && Proc.now() < drainEnd && s.failure.get() == null) {
+      s.sendingStopped();
+      while (s.draining(received(clients)) && s.failure.get() == null) {
         TimeUnit.NANOSECONDS.sleep(DRAIN_POLL_NS);
       }
       stopAll(s);
       failed(s);
-
-      long processes = 0;
-      long started = 0;
-      ChatTally tally = new ChatTally();
-      for (Group grp : groups) {
-        processes += grp.started ? 1 : 0;
-      }
-      for (int k = 0; k < n; k++) {
-        Client c = clients[k];
-        started += users[k].started ? 1 : 0;
-        processes += (users[k].started ? 1 : 0) + (c.started ? 1 : 0);
-        tally.add(
-            c.received, c.inWindow, c.crossGroup, c.selfDeliveries, c.latency, c.lastDelivery);
-      }
-      return tally.result(
-          setup, stoppedAt - s.start, s.deadline, processes, runtimeMemory, sent, started);
+      return report(s, groups, clients);
     } finally {
       stopAll(s);
     }
   }
 
+  /** Setup: each group, then its users and their clients, a thread each. */
+  static void spawnAll(Session s, ThreadFactory threads, Group[] groups, Client[] clients) {
+    Params p = s.p;
+    SplittableRandom seeds = new SplittableRandom();
+    for (int g = 0; g < p.groups; g++) {
+      Group grp = new Group(p.cpg);
+      groups[g] = grp;
+      for (int i = 0; i < p.cpg; i++) {
+        User u = new User(p.history);
+        u.group = grp;
+        Client c = new Client(g, i, u, seeds.split());
+        u.client = c;
+        grp.members[i] = u;
+        clients[g * p.cpg + i] = c;
+      }
+      spawn(s, threads, () -> grp.run(s));
+      for (int i = 0; i < p.cpg; i++) {
+        User u = grp.members[i];
+        Client c = clients[g * p.cpg + i];
+        spawn(s, threads, () -> u.run(s));
+        spawn(s, threads, () -> c.run(s));
+      }
+    }
+  }
+
+  /** After the drain, every thread stopped: the processes that started and what clients counted. */
+  static Wire.Result report(Session s, Group[] groups, Client[] clients) throws WorkerError {
+    long processes = 0;
+    long users = 0;
+    ChatTally tally = new ChatTally();
+    for (Group grp : groups) {
+      processes += grp.started ? 1 : 0;
+    }
+    for (Client c : clients) {
+      users += c.user.started ? 1 : 0;
+      processes += (c.user.started ? 1 : 0) + (c.started ? 1 : 0);
+      tally.add(c.counts);
+    }
+    return s.result(tally, processes, users);
+  }
+
   static long received(Client[] clients) {
     long sum = 0;
     for (Client c : clients) {
-      sum += c.received;
+      sum += c.counts.received;
     }
     return sum;
   }

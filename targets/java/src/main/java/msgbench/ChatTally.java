@@ -18,19 +18,13 @@ final class ChatTally {
   final Histogram latency = new Histogram();
 
   /** One client's counts. */
-  void add(
-      long clientReceived,
-      long clientInWindow,
-      long clientCrossGroup,
-      long clientSelfDeliveries,
-      Histogram clientLatency,
-      long clientLastDelivery) {
-    received += clientReceived;
-    inWindow += clientInWindow;
-    crossGroup += clientCrossGroup;
-    selfDeliveries += clientSelfDeliveries;
-    latency.merge(clientLatency);
-    lastDelivery = Math.max(lastDelivery, clientLastDelivery);
+  void add(Chat.Counts c) {
+    received += c.received;
+    inWindow += c.inWindow;
+    crossGroup += c.crossGroup;
+    selfDeliveries += c.selfDeliveries;
+    latency.merge(c.latency);
+    lastDelivery = Math.max(lastDelivery, c.lastDelivery);
   }
 
   /** The result line: raw facts (ns, counts, bytes), verify counts and the latency histogram. */

@@ -8,6 +8,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLongArray;
+import msgbench.kit.Model;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.Wire;
@@ -37,7 +38,18 @@ final class Fanin {
   record Signal(int kind, long[] words, boolean end) {}
 
   /** One row of the OTP suite's ProbHelpTab: cumulative probability, kind, prepared payload. */
-  record Choice(double below, int kind, long[] words) {}
+  record Choice(double below, int kind, long[] words) {
+    /** The OTP suite's pick: the first row whose cumulative probability passes draw. */
+    static Choice pick(Choice[] table, double draw) {
+      int last = table.length - 1;
+      for (int k = 0; k < last; k++) {
+        if (draw < table[k].below) {
+          return table[k];
+        }
+      }
+      return table[last];
+    }
+  }
 
   record Outcome(
       long[] sent, long[] received, long sendNs, long receiveNs, long drainNs, long cpuNs) {}
@@ -48,10 +60,22 @@ final class Fanin {
     int senders = (int) req.longParam("senders");
     long durationMs = req.longParam("duration_ms");
     long limitBytes = req.longParam("memory_limit_mb") << 20;
-    JsonNode mix = req.params.path("mix");
+    Choice[] table = table(req.params.path("mix"));
+    if (model == Model.PEKKO) {
+      return report(PekkoFanin.run(senders, durationMs, table, limitBytes));
+    }
+    checkInFlight(senders, table, limitBytes);
+    if (model.platform()) {
+      Proc.checkPlatformThreads(senders + 1L);
+    }
+    BlockingQueue<Signal> queue = new LinkedBlockingQueue<>(CAPACITY);
+    return report(run(senders, durationMs, table, queue, model.threads("fanin-")));
+  }
+
+  /** The request's mix as the table senders pick from; exit signals are refused (unsupported). */
+  static Choice[] table(JsonNode mix) throws WorkerError {
     Choice[] table = new Choice[mix.size()];
     double cumulative = 0;
-    long largest = 0;
     for (int i = 0; i < mix.size(); i++) {
       JsonNode row = mix.get(i);
       String kind = row.path("kind").asText();
@@ -75,13 +99,17 @@ final class Fanin {
         words[j] = j + 1;
       }
       table[i] = new Choice(cumulative, MESSAGE, words);
-      largest = Math.max(largest, size);
     }
-    if (model == Model.PEKKO) {
-      return report(PekkoFanin.run(senders, durationMs, table, limitBytes));
+    return table;
+  }
+
+  /** Refuses a run whose bounded queue, full of the largest payload, would pass the limit. */
+  static void checkInFlight(int senders, Choice[] table, long limitBytes) throws WorkerError {
+    long largest = 0;
+    for (Choice c : table) {
+      largest = Math.max(largest, c.words.length);
     }
-    int capacity = CAPACITY;
-    long inFlight = capacity + senders + 1L;
+    long inFlight = CAPACITY + senders + 1L;
     long worst = inFlight * (largest * 8 + SIGNAL_OVERHEAD) * GARBAGE_HEADROOM;
     if (worst > limitBytes) {
       throw WorkerError.resource(
@@ -92,17 +120,11 @@ final class Fanin {
               + " signals of up to "
               + largest
               + " words: queue capacity "
-              + capacity
+              + CAPACITY
               + ", one per sender, one at the receiver; doubled for collector headroom), more than"
               + " memory_limit_mb = "
               + (limitBytes >> 20));
     }
-    if (model.platform()) {
-      Proc.checkPlatformThreads(senders + 1L);
-    }
-    BlockingQueue<Signal> queue = new LinkedBlockingQueue<>(capacity);
-    Outcome out = run(senders, durationMs, table, queue, model.threads("fanin-"));
-    return report(out);
   }
 
   static Wire.Result report(Outcome out) throws WorkerError {
@@ -120,6 +142,47 @@ final class Fanin {
     return r;
   }
 
+  /**
+   * The coordinator's clocks and the senders' counts, whatever carries the signals: shared with
+   * PekkoFanin as Ring.Root is with PekkoRing.
+   */
+  static final class Clock {
+    final AtomicLongArray sent = new AtomicLongArray(2);
+    long cpu0, start, sendersStopped;
+
+    /** The senders are ready: from a clean heap, as the OTP suite does with garbage_collect(). */
+    void start() {
+      System.gc();
+      cpu0 = Proc.cpuNs();
+      start = Proc.now();
+    }
+
+    /** A sender stopped: its counts by kind. */
+    void sent(long[] mine) {
+      sent.addAndGet(MESSAGE, mine[MESSAGE]);
+      sent.addAndGet(EXIT_SIGNAL, mine[EXIT_SIGNAL]);
+    }
+
+    /** Every sender has reported. */
+    void sendersStopped() {
+      sendersStopped = Proc.now();
+    }
+
+    /** The receiver is done: received by kind, at lastReceive. */
+    Outcome outcome(long[] received, long lastReceive) {
+      long cpu1 = Proc.cpuNs();
+      // The receiver may take the last end marker before the coordinator has every report.
+      long last = Math.max(lastReceive, sendersStopped);
+      return new Outcome(
+          new long[] {sent.get(MESSAGE), sent.get(EXIT_SIGNAL)},
+          received,
+          sendersStopped - start,
+          last - start,
+          last - sendersStopped,
+          cpu1 - cpu0);
+    }
+  }
+
   /** One measurement; the calling thread is the coordinator. */
   static Outcome run(
       int senders,
@@ -128,36 +191,12 @@ final class Fanin {
       BlockingQueue<Signal> inbox,
       ThreadFactory threads)
       throws InterruptedException {
-    long[] received = new long[2];
-    long[] lastReceive = new long[1];
-    CountDownLatch receiverDone = new CountDownLatch(1);
-    Thread receiver =
-        threads.newThread(
-            () -> {
-              try {
-                long[] got = new long[2];
-                for (int ended = 0; ended < senders; ) {
-                  Signal s = inbox.take();
-                  if (s.end) {
-                    ended++;
-                  } else {
-                    got[s.kind]++;
-                  }
-                }
-                lastReceive[0] = Proc.now();
-                received[0] = got[0];
-                received[1] = got[1];
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              receiverDone.countDown();
-            });
-    receiver.start();
-
+    Clock clock = new Clock();
+    Receiver receiver = new Receiver();
+    threads.newThread(() -> receiver.run(senders, inbox)).start();
     CountDownLatch ready = new CountDownLatch(senders);
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch reported = new CountDownLatch(senders);
-    AtomicLongArray sent = new AtomicLongArray(2);
     Stop flag = new Stop();
     for (int i = 0; i < senders; i++) {
       threads
@@ -166,25 +205,7 @@ final class Fanin {
                 try {
                   ready.countDown();
                   release.await();
-                  long[] mine = new long[2];
-                  ThreadLocalRandom rng = ThreadLocalRandom.current();
-                  int last = table.length - 1;
-                  do {
-                    double draw = rng.nextDouble();
-                    Choice c = table[last];
-                    for (int k = 0; k < last; k++) {
-                      if (draw < table[k].below) {
-                        c = table[k];
-                        break;
-                      }
-                    }
-                    inbox.put(
-                        new Signal(
-                            c.kind, c.words.clone(), false)); // the receiver gets its own copy
-                    mine[c.kind]++;
-                  } while (!flag.stopped);
-                  sent.addAndGet(0, mine[0]);
-                  sent.addAndGet(1, mine[1]);
+                  clock.sent(send(table, inbox, flag));
                   reported.countDown();
                   inbox.put(new Signal(0, null, true));
                 } catch (InterruptedException e) {
@@ -194,26 +215,55 @@ final class Fanin {
           .start();
     }
     ready.await();
-    System.gc(); // start from a clean heap, as the OTP suite does with garbage_collect()
-
-    long cpu0 = Proc.cpuNs();
-    long start = Proc.now();
+    clock.start();
     release.countDown();
     Thread.sleep(durationMs);
     flag.stopped = true;
     reported.await();
-    long sendersStopped = Proc.now();
-    receiverDone.await();
-    long cpu1 = Proc.cpuNs();
-    // The receiver may take the last end marker before the coordinator has every report.
-    long last = Math.max(lastReceive[0], sendersStopped);
-    return new Outcome(
-        new long[] {sent.get(0), sent.get(1)},
-        received,
-        sendersStopped - start,
-        last - start,
-        last - sendersStopped,
-        cpu1 - cpu0);
+    clock.sendersStopped();
+    receiver.done.await();
+    return clock.outcome(receiver.received, receiver.lastReceive);
+  }
+
+  /**
+   * The OTP suite's do_work: pick, send (a copy of the payload), until the stop; counts by kind.
+   */
+  static long[] send(Choice[] table, BlockingQueue<Signal> inbox, Stop flag)
+      throws InterruptedException {
+    long[] mine = new long[2];
+    ThreadLocalRandom rng = ThreadLocalRandom.current();
+    do {
+      Choice c = Choice.pick(table, rng.nextDouble());
+      inbox.put(new Signal(c.kind, c.words.clone(), false)); // the receiver gets its own copy
+      mine[c.kind]++;
+    } while (!flag.stopped);
+    return mine;
+  }
+
+  /** The OTP suite's ReceiveFun: counts what arrives until every sender's end marker is in. */
+  static final class Receiver {
+    final CountDownLatch done = new CountDownLatch(1);
+    final long[] received = new long[2];
+    long lastReceive;
+
+    void run(int senders, BlockingQueue<Signal> inbox) {
+      try {
+        long[] got = new long[2];
+        for (int ended = 0; ended < senders; ) {
+          Signal s = inbox.take();
+          if (s.end) {
+            ended++;
+          } else {
+            got[s.kind]++;
+          }
+        }
+        lastReceive = Proc.now();
+        System.arraycopy(got, 0, received, 0, got.length);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      done.countDown();
+    }
   }
 
   /** The stop every sender checks after each send. */

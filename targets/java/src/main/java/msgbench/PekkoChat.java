@@ -5,7 +5,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import msgbench.kit.Histogram;
 import msgbench.kit.Proc;
 import msgbench.kit.Wire;
 import msgbench.kit.WorkerError;
@@ -45,27 +44,19 @@ final class PekkoChat {
   static final Next NEXT = new Next();
 
   /**
-   * What the coordinator and the actors share: latches and counters, written before they are read.
+   * The actors' measurement (Chat.Measurement: its phases, latches and clocks): the processes and
+   * users that started, and every client's counts and address, each written before it is read.
    */
-  static final class Session {
-    final Chat.Params p;
-    final CountDownLatch ready;
-    final CountDownLatch stopped;
-    final AtomicLong sent = new AtomicLong();
+  static final class Session extends Chat.Measurement {
     final AtomicLong users = new AtomicLong();
     final AtomicLong processes = new AtomicLong();
     final ClientState[] clients;
     final ActorRef<Cmd>[] clientRefs;
 
-    volatile long start;
-    volatile long deadline;
-
     @SuppressWarnings("unchecked")
     Session(Chat.Params p) {
+      super(p);
       int n = (int) p.users();
-      this.p = p;
-      this.ready = new CountDownLatch(p.groups + 2 * n);
-      this.stopped = new CountDownLatch(n);
       this.clients = new ClientState[n];
       this.clientRefs = (ActorRef<Cmd>[]) new ActorRef<?>[n];
     }
@@ -77,26 +68,17 @@ final class PekkoChat {
     // setup is the spawning of every group, user and client.
     ActorSystem<Cmd> system = ActorSystem.create(guardian(s), "chat", PekkoRing.config());
     try {
-      long begin = Proc.now();
+      s.beginSetup();
       system.tell(new Start());
       await(s.ready, system, "start");
-      long setup = Proc.now() - begin;
-      System.gc();
-      s.start = Proc.now();
-      s.deadline = s.start + p.durationNs;
+      s.openWindow();
       for (ActorRef<Cmd> c : s.clientRefs) {
         c.tell(new Start());
       }
-      long toT = s.deadline - Proc.now();
-      if (toT > 0) {
-        TimeUnit.NANOSECONDS.sleep(toT);
-      }
-      long runtimeMemory = Proc.runtimeMemoryBytes();
+      s.awaitT();
       await(s.stopped, system, "stop sending");
-      long stoppedAt = Proc.now();
-      long sent = s.sent.get();
-      long drainEnd = stoppedAt + p.drainTimeoutNs;
-      while (received(s) < sent && Proc.now() < drainEnd) {
+      s.sendingStopped();
+      while (s.draining(received(s))) {
         if (system.whenTerminated().isCompleted()) {
           throw WorkerError.internal(
               "an actor crashed during the drain (its parent's death pact ended the run)");
@@ -104,7 +86,7 @@ final class PekkoChat {
         TimeUnit.NANOSECONDS.sleep(Chat.DRAIN_POLL_NS);
       }
       terminate(system);
-      return report(s, setup, stoppedAt, sent, runtimeMemory);
+      return report(s);
     } finally {
       terminate(system);
     }
@@ -131,28 +113,20 @@ final class PekkoChat {
   static long received(Session s) {
     long sum = 0;
     for (ClientState c : s.clients) {
-      sum += c.received;
+      sum += c.counts.received;
     }
     return sum;
   }
 
-  static Wire.Result report(Session s, long setup, long stoppedAt, long sent, long runtimeMemory)
-      throws WorkerError {
+  /** After the drain, the actor system ended: what the clients counted. */
+  static Wire.Result report(Session s) throws WorkerError {
     ChatTally tally = new ChatTally();
     for (ClientState c : s.clients) {
       synchronized (c) {
-        tally.add(
-            c.received, c.inWindow, c.crossGroup, c.selfDeliveries, c.latency, c.lastDelivery);
+        tally.add(c.counts);
       }
     }
-    return tally.result(
-        setup,
-        stoppedAt - s.start,
-        s.deadline,
-        s.processes.get(),
-        runtimeMemory,
-        sent,
-        s.users.get());
+    return s.result(tally, s.processes.get(), s.users.get());
   }
 
   /** The guardian spawns the groups when the coordinator says Start. */
@@ -226,18 +200,9 @@ final class PekkoChat {
         });
   }
 
-  /**
-   * A client's counts: written by its actor, read by the coordinator (received in the drain; the
-   * rest at the end).
-   */
+  /** A client actor's counts (Chat.Counts, as a client thread's) and its next due send. */
   static final class ClientState {
-    final Histogram latency = new Histogram();
-    volatile long received;
-    long sent;
-    long inWindow;
-    long crossGroup;
-    long selfDeliveries;
-    long lastDelivery;
+    final Chat.Counts counts = new Chat.Counts();
     long due;
     boolean sending;
   }
@@ -326,35 +291,20 @@ final class PekkoChat {
   static void stop(Session s, ClientState c) {
     if (c.sending) {
       c.sending = false;
-      s.sent.addAndGet(c.sent);
+      s.sent.addAndGet(c.counts.sent);
       s.stopped.countDown();
     }
   }
 
   static void send(
       Session s, ClientState c, int g, int i, ActorRef<Cmd> user, SplittableRandom rng, long now) {
-    int peer = rng.nextInt(s.p.cpg - 1);
-    if (peer >= i) {
-      peer++;
-    }
-    user.tell(new Post(new Chat.Msg(i, peer, g, now, Chat.body(s.p, now))));
-    c.sent++;
+    user.tell(new Post(Chat.Msg.draw(s.p, rng, g, i, now)));
+    c.counts.sent++;
   }
 
   static void receive(Session s, ClientState c, int g, int i, Chat.Msg m) {
-    long now = Proc.now();
     synchronized (c) {
-      c.received++;
-      if (now < s.deadline) {
-        c.inWindow++;
-      }
-      if (m.group != g) {
-        c.crossGroup++;
-      } else if (m.from == i) {
-        c.selfDeliveries++;
-      }
-      c.latency.record(now - m.sentAt);
-      c.lastDelivery = now;
+      c.counts.receive(m, s.deadline, g, i);
     }
   }
 }

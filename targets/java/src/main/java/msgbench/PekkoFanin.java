@@ -1,10 +1,10 @@
 package msgbench;
 
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLongArray;
 import msgbench.kit.Proc;
 import msgbench.kit.WorkerError;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -45,8 +45,9 @@ final class PekkoFanin {
 
   static final Continue CONTINUE = new Continue();
 
+  /** What the coordinator and the actors share: Fanin's clocks and counts, and the handshakes. */
   static final class Shared {
-    final AtomicLongArray sent = new AtomicLongArray(2);
+    final Fanin.Clock clock = new Fanin.Clock();
     final CompletableFuture<long[]> received = new CompletableFuture<>(); // kinds..., last receive
     final CompletableFuture<Void> ready = new CompletableFuture<>();
     final CompletableFuture<Void> reported = new CompletableFuture<>();
@@ -62,18 +63,17 @@ final class PekkoFanin {
         ActorSystem.create(guardian(senders, table, sh), "fanin", PekkoRing.config());
     try {
       sh.ready.get(60, TimeUnit.SECONDS);
-      System.gc();
-      long cpu0 = Proc.cpuNs();
-      long start = Proc.now();
+      Fanin.Clock clock = sh.clock;
+      clock.start();
       system.tell(new Go());
-      long end = start + durationMs * 1_000_000;
+      long end = clock.start + durationMs * 1_000_000;
       for (long now = Proc.now(); now < end; now = Proc.now()) {
         TimeUnit.NANOSECONDS.sleep(Math.min(end - now, WATCH_MS * 1_000_000));
         watch(limitBytes, sh);
       }
       sh.stopped = true;
       sh.reported.get(60, TimeUnit.SECONDS);
-      long sendersStopped = Proc.now();
+      clock.sendersStopped();
       long[] got = null;
       while (got == null) {
         try {
@@ -82,15 +82,7 @@ final class PekkoFanin {
           watch(limitBytes, sh);
         }
       }
-      long cpu1 = Proc.cpuNs();
-      long last = Math.max(got[2], sendersStopped);
-      return new Fanin.Outcome(
-          new long[] {sh.sent.get(0), sh.sent.get(1)},
-          new long[] {got[0], got[1]},
-          sendersStopped - start,
-          last - start,
-          last - sendersStopped,
-          cpu1 - cpu0);
+      return clock.outcome(new long[] {got[0], got[1]}, got[2]);
     } catch (ExecutionException | TimeoutException e) {
       throw WorkerError.internal("the pekko fanin did not complete: " + e);
     } finally {
@@ -168,12 +160,10 @@ final class PekkoFanin {
     return Behaviors.setup(
         ctx -> {
           long[] mine = new long[2];
-          java.util.SplittableRandom rng = new java.util.SplittableRandom();
-          int last = table.length - 1;
+          SplittableRandom rng = new SplittableRandom();
           return Behaviors.receive(Cmd.class)
-              .onMessage(Go.class, go -> turn(ctx.getSelf(), table, receiver, sh, mine, rng, last))
-              .onMessage(
-                  Continue.class, c -> turn(ctx.getSelf(), table, receiver, sh, mine, rng, last))
+              .onMessage(Go.class, go -> turn(ctx.getSelf(), table, receiver, sh, mine, rng))
+              .onMessage(Continue.class, c -> turn(ctx.getSelf(), table, receiver, sh, mine, rng))
               .build();
         });
   }
@@ -184,22 +174,13 @@ final class PekkoFanin {
       ActorRef<Cmd> receiver,
       Shared sh,
       long[] mine,
-      java.util.SplittableRandom rng,
-      int last) {
+      SplittableRandom rng) {
     for (int i = 0; i < BATCH; i++) {
-      double draw = rng.nextDouble();
-      Fanin.Choice c = table[last];
-      for (int k = 0; k < last; k++) {
-        if (draw < table[k].below()) {
-          c = table[k];
-          break;
-        }
-      }
+      Fanin.Choice c = Fanin.Choice.pick(table, rng.nextDouble());
       receiver.tell(new Sig(c.kind(), c.words().clone()));
       mine[c.kind()]++;
       if (sh.stopped) {
-        sh.sent.addAndGet(0, mine[0]);
-        sh.sent.addAndGet(1, mine[1]);
+        sh.clock.sent(mine);
         synchronized (sh) {
           if (--sh.unreported == 0) {
             sh.reported.complete(null);

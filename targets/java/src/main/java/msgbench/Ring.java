@@ -4,6 +4,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ThreadFactory;
+import msgbench.kit.Model;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.Wire;

@@ -1,5 +1,6 @@
 package msgbench;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -112,50 +113,59 @@ final class SocketClient {
     byte[][] frames = SocketParams.frames(p.size, messages);
     List<Client> clients = new ArrayList<>();
     long wall;
-    long served;
-    long servedBytes;
+    JsonNode served;
     try (Peer server = Peer.start(p, req.line)) {
       int port = server.next("listening", Peer.LISTENING_WITHIN_S).path("port").asInt();
       try {
-        for (int k = 1; k <= p.sockets; k++) {
-          Socket s = new Socket();
-          try {
-            s.connect(new InetSocketAddress(server.host, port), CONNECT_WITHIN_MS);
-            // Without it one message in flight meets Nagle's algorithm and delayed ACKs.
-            s.setTcpNoDelay(true);
-            s.setSoTimeout(SocketParams.IO_IDLE_MS);
-          } catch (IOException e) {
-            SocketServer.close(s);
-            throw WorkerError.internal(
-                "cannot connect socket "
-                    + k
-                    + " of "
-                    + p.sockets
-                    + " to the server at "
-                    + server.host
-                    + ":"
-                    + port
-                    + ": "
-                    + e.getMessage());
-          }
-          try {
-            clients.add(new Client(k, s));
-          } catch (IOException e) {
-            SocketServer.close(s);
-            throw WorkerError.internal("socket " + k + ": " + e);
-          }
-        }
+        connect(p, server.host, port, clients);
         wall = run(p, messages, frames, clients, server);
       } finally {
         for (Client c : clients) {
           SocketServer.close(c.socket);
         }
       }
-      var line = server.next("served", Peer.SERVED_WITHIN_S);
-      served = line.path("messages").asLong();
-      servedBytes = line.path("bytes").asLong();
+      served = server.next("served", Peer.SERVED_WITHIN_S);
       server.awaitExit();
     }
+    return report(p, clients, wall, served);
+  }
+
+  /** Opens p.sockets connections to the server at host:port into clients. */
+  static void connect(SocketParams p, String host, int port, List<Client> clients)
+      throws WorkerError {
+    for (int k = 1; k <= p.sockets; k++) {
+      Socket s = new Socket();
+      try {
+        s.connect(new InetSocketAddress(host, port), CONNECT_WITHIN_MS);
+        // Without it one message in flight meets Nagle's algorithm and delayed ACKs.
+        s.setTcpNoDelay(true);
+        s.setSoTimeout(SocketParams.IO_IDLE_MS);
+      } catch (IOException e) {
+        SocketServer.close(s);
+        throw WorkerError.internal(
+            "cannot connect socket "
+                + k
+                + " of "
+                + p.sockets
+                + " to the server at "
+                + host
+                + ":"
+                + port
+                + ": "
+                + e.getMessage());
+      }
+      try {
+        clients.add(new Client(k, s));
+      } catch (IOException e) {
+        SocketServer.close(s);
+        throw WorkerError.internal("socket " + k + ": " + e);
+      }
+    }
+  }
+
+  /** The result: every connection's counts; in flow what arrived is the server's count. */
+  static Wire.Result report(SocketParams p, List<Client> clients, long wall, JsonNode served)
+      throws WorkerError {
     long[] elapsed = new long[clients.size()];
     long sent = 0;
     long sentBytes = 0;
@@ -172,8 +182,8 @@ final class SocketClient {
       mismatches += c.mismatches;
     }
     if (p.flow) { // what arrived is counted at the server in flow
-      received = served;
-      receivedBytes = servedBytes;
+      received = served.path("messages").asLong();
+      receivedBytes = served.path("bytes").asLong();
     }
     Wire.Result r = new Wire.Result();
     r.measured.put("elapsed_ns", elapsed);

@@ -1,6 +1,7 @@
 package msgbench;
 
 import java.util.Set;
+import msgbench.kit.Model;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.WorkerError;

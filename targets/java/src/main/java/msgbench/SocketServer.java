@@ -33,7 +33,17 @@ final class SocketServer {
   /** One connection's count, or its failure. */
   record Served(long messages, long bytes, String failure) {}
 
-  static void serveStdio() {
+  /**
+   * The command line after --serve (nothing): serves the request on stdin; 0, or 2 on arguments.
+   */
+  static int serveStdio(String[] args) {
+    if (args.length > 0) {
+      System.err.println(
+          "msgbench-java --serve: unexpected arguments "
+              + String.join(" ", args)
+              + "; it takes none (the request comes on stdin)");
+      return 2;
+    }
     Wire out = Wire.stdout();
     BufferedReader in =
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -71,8 +81,10 @@ final class SocketServer {
     } catch (InterruptedException e) {
       out.error(WorkerError.internal("the server was interrupted"));
     }
+    return 0;
   }
 
+  /** Listens, accepts and serves p.sockets connections, then says what they received. */
   static void serve(SocketParams p, Wire out, BlockingQueue<Served> results)
       throws WorkerError, InterruptedException {
     long perSocket =
@@ -80,12 +92,30 @@ final class SocketServer {
             ? SocketParams.READ_BUFFER + Math.min(p.size, SocketParams.DISCARD_CHUNK)
             : SocketParams.READ_BUFFER + SocketParams.HEADER + (long) p.size;
     SocketParams.checkMemory(p, 0, perSocket, "server");
-    ServerSocket listener;
+    ServerSocket listener = listen(p);
+    List<Socket> conns = new CopyOnWriteArrayList<>();
+    ThreadFactory threads = p.model.threads("serve-");
+    Thread acceptor = threads.newThread(() -> accept(p, listener, threads, conns, results));
+    out.listening(listener.getLocalPort());
+    acceptor.start();
     try {
-      listener = new ServerSocket();
+      tally(p, out, results);
+    } finally {
+      close(listener);
+      for (Socket c : conns) {
+        close(c);
+      }
+    }
+  }
+
+  /** The listening socket on p.port; a resource error when the port is taken. */
+  static ServerSocket listen(SocketParams p) throws WorkerError {
+    try {
+      ServerSocket listener = new ServerSocket();
       listener.setReuseAddress(true);
       listener.bind(new InetSocketAddress("0.0.0.0", p.port), Math.max(50, p.sockets));
       listener.setSoTimeout(SocketParams.IO_IDLE_MS);
+      return listener;
     } catch (BindException e) {
       throw WorkerError.resource(
           "port "
@@ -96,64 +126,63 @@ final class SocketServer {
     } catch (IOException e) {
       throw WorkerError.resource("the server cannot listen on port " + p.port + ": " + e);
     }
-    List<Socket> conns = new CopyOnWriteArrayList<>();
-    ThreadFactory threads = p.model.threads("serve-");
-    Thread acceptor =
-        threads.newThread(
-            () -> {
-              for (int k = 1; k <= p.sockets; k++) {
-                Socket c;
-                try {
-                  c = listener.accept();
-                } catch (SocketTimeoutException e) {
-                  results.add(
-                      new Served(
-                          0,
-                          0,
-                          "the server accepted "
-                              + (k - 1)
-                              + " of "
-                              + p.sockets
-                              + " connections within "
-                              + SocketParams.IO_IDLE_MS / 1000
-                              + " s"));
-                  return;
-                } catch (IOException e) {
-                  results.add(new Served(0, 0, "accept: " + e));
-                  return;
-                }
-                conns.add(c);
-                int id = k;
-                threads.newThread(() -> results.add(serveConn(id, c, p))).start();
-              }
-              close(listener);
-            });
-    out.listening(listener.getLocalPort());
-    acceptor.start();
+  }
+
+  /** Accepts p.sockets connections, each served by a thread of its own into results. */
+  static void accept(
+      SocketParams p,
+      ServerSocket listener,
+      ThreadFactory threads,
+      List<Socket> conns,
+      BlockingQueue<Served> results) {
+    for (int k = 1; k <= p.sockets; k++) {
+      Socket c;
+      try {
+        c = listener.accept();
+      } catch (SocketTimeoutException e) {
+        results.add(
+            new Served(
+                0,
+                0,
+                "the server accepted "
+                    + (k - 1)
+                    + " of "
+                    + p.sockets
+                    + " connections within "
+                    + SocketParams.IO_IDLE_MS / 1000
+                    + " s"));
+        return;
+      } catch (IOException e) {
+        results.add(new Served(0, 0, "accept: " + e));
+        return;
+      }
+      conns.add(c);
+      int id = k;
+      threads.newThread(() -> results.add(serveConn(id, c, p))).start();
+    }
+    close(listener);
+  }
+
+  /** Adds up every connection's count, or fails with the first failure; then the served line. */
+  static void tally(SocketParams p, Wire out, BlockingQueue<Served> results)
+      throws WorkerError, InterruptedException {
     long messages = 0;
     long bytes = 0;
-    try {
-      for (int done = 0; done < p.sockets; done++) {
-        Served s = results.take();
-        if ("stdin".equals(s.failure)) {
-          throw WorkerError.internal(
-              "the server's stdin closed before its work was done ("
-                  + done
-                  + " of "
-                  + p.sockets
-                  + " connections finished)");
-        }
-        if (s.failure != null) {
-          throw WorkerError.internal(s.failure);
-        }
-        messages += s.messages;
-        bytes += s.bytes;
+    for (int done = 0; done < p.sockets; done++) {
+      Served s = results.take();
+      if ("stdin".equals(s.failure)) {
+        throw WorkerError.internal(
+            "the server's stdin closed before its work was done ("
+                + done
+                + " of "
+                + p.sockets
+                + " connections finished)");
       }
-    } finally {
-      close(listener);
-      for (Socket c : conns) {
-        close(c);
+      if (s.failure != null) {
+        throw WorkerError.internal(s.failure);
       }
+      messages += s.messages;
+      bytes += s.bytes;
     }
     out.served(messages, bytes);
   }

@@ -100,4 +100,44 @@ final class ChatTests {
     long sent = r.verify.get("sent");
     check(sent >= 12 * 4 && sent <= 12 * 5, "sent " + sent + " of 12 users x 0.5 s / 100 ms");
   }
+
+  static Chat.Params params(int cpg) {
+    Chat.Params p = new Chat.Params();
+    p.groups = 1;
+    p.cpg = cpg;
+    return p;
+  }
+
+  static void testDrawNeverPicksTheSenderAndReachesEveryOther() {
+    Chat.Params p = params(4);
+    java.util.SplittableRandom rng = new java.util.SplittableRandom(7);
+    for (int index = 0; index < p.cpg; index++) {
+      long[] hits = new long[p.cpg];
+      for (int k = 0; k < 400; k++) {
+        Chat.Msg m = Chat.Msg.draw(p, rng, 2, index, 5);
+        equal(m.from, index, "from");
+        equal(m.group, 2, "group");
+        equal(m.body, Chat.SENTENCE, "text body");
+        hits[m.to]++;
+      }
+      for (int peer = 0; peer < p.cpg; peer++) {
+        check(peer == index ? hits[peer] == 0 : hits[peer] > 50, index + " -> " + peer);
+      }
+    }
+  }
+
+  static void testCountsSortDeliveries() {
+    Chat.Counts c = new Chat.Counts();
+    long now = msgbench.kit.Proc.now();
+    long future = now + 60_000_000_000L;
+    c.receive(new Chat.Msg(1, 0, 0, now, Chat.SENTENCE), future, 0, 0); // in the window
+    c.receive(new Chat.Msg(0, 0, 0, now, Chat.SENTENCE), future, 0, 0); // from itself
+    c.receive(new Chat.Msg(1, 0, 1, now, Chat.SENTENCE), now, 0, 0); // another group, after T
+    equal(c.received, 3L, "received");
+    equal(c.inWindow, 2L, "in window");
+    equal(c.selfDeliveries, 1L, "self");
+    equal(c.crossGroup, 1L, "cross group");
+    equal(c.latency.count(), 3L, "latencies");
+    check(c.lastDelivery >= now, "last delivery");
+  }
 }

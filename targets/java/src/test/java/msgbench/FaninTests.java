@@ -73,4 +73,19 @@ final class FaninTests {
                     "{}",
                     params(1, "[{\"percent\":100,\"kind\":\"message\",\"size\":1000000}]", 64))));
   }
+
+  static void testPickFollowsTheCumulativeTable() throws Exception {
+    String mix =
+        "[{\"percent\":25,\"kind\":\"message\",\"size\":1},"
+            + "{\"percent\":75,\"kind\":\"message\",\"size\":3}]";
+    Fanin.Choice[] table =
+        Fanin.table(request("fanin", "{}", params(1, mix, 1)).params.path("mix"));
+    equal(table.length, 2, "rows");
+    equal(table[1].below(), 1.0, "cumulative");
+    equal(Fanin.Choice.pick(table, 0.0), table[0], "draw 0");
+    equal(Fanin.Choice.pick(table, 0.2499), table[0], "draw below 25%");
+    equal(Fanin.Choice.pick(table, 0.25), table[1], "draw at 25%");
+    equal(Fanin.Choice.pick(table, 0.9999), table[1], "draw near 1");
+    equal(table[1].words().length, 3, "payload words");
+  }
 }

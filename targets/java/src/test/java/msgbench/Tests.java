@@ -41,12 +41,12 @@ public final class Tests {
 
   /** Runs req as the worker would, without the protocol lines. */
   static Wire.Result serve(Request req) throws WorkerError, InterruptedException {
-    return Worker.measure(Main.TARGET, Main.WORKLOADS, req);
+    return Worker.measure(Main.TARGET, req);
   }
 
   /** As serve, with the sample lines (of the workloads Main samples) on out. */
   static Wire.Result serveSampled(Request req, Wire out) throws WorkerError, InterruptedException {
-    return Worker.serve(Main.TARGET, Main.WORKLOADS, Main.SAMPLED, req, out);
+    return Worker.serve(Main.TARGET, req, out);
   }
 
   static void expectError(String kind, String part, ThrowingRunnable r) throws Exception {

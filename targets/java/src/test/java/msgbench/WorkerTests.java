@@ -51,4 +51,30 @@ final class WorkerTests {
     expectError(
         WorkerError.RESOURCE, "platform threads", () -> Proc.checkPlatformThreads(100_000_000));
   }
+
+  /** Runs this target's launcher (make test runs in targets/java) with args; status and stderr. */
+  static String[] launch(String... args) throws Exception {
+    java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("./msgbench-java"));
+    argv.addAll(java.util.List.of(args));
+    Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), "UTF-8");
+    String err = new String(p.getErrorStream().readAllBytes(), "UTF-8");
+    return new String[] {String.valueOf(p.waitFor()), out, err};
+  }
+
+  static void testCommandLine() throws Exception {
+    String[] version = launch("--version");
+    equal(version[0], "0", "--version status");
+    check(version[1].startsWith("OpenJDK "), "--version prints the JVM: " + version[1]);
+    String[] unknown = launch("--nope", "x");
+    equal(unknown[0], "2", "unknown argument status");
+    check(
+        unknown[2].contains("unknown arguments --nope x")
+            && unknown[2].contains("--version, or one of --chat-server, --serve"),
+        "names the value and what is accepted: " + unknown[2]);
+    String[] serve = launch("--serve", "x");
+    equal(serve[0], "2", "--serve with arguments");
+    check(serve[2].contains("unexpected arguments x"), serve[2]);
+  }
 }

@@ -1,0 +1,10 @@
+// The whole kit, for a target's workloads: the worker's main and request,
+// options, params, clocks and RSS, protocol lines, histograms.
+#pragma once
+
+#include "histogram.hpp"
+#include "measure.hpp"
+#include "options.hpp"
+#include "params.hpp"
+#include "protocol.hpp"
+#include "worker.hpp"

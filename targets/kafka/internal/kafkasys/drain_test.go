@@ -1,0 +1,107 @@
+package kafkasys
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgbench/kits/pubsub"
+)
+
+// backlogCounted: a receiver that stops taking records leaves them in the
+// broker's log, and Backlog says how many (its lag over every partition);
+// after Halt every message is either received or still held, none in
+// between, whatever the client had fetched and buffered, and what is
+// published after it is held.
+func backlogCounted(t *testing.T, env pubsub.Env) {
+	t.Helper()
+	const perSource = 3000
+	p := pubsub.Params{PayloadBytes: 64, Sources: 2, SourceThreads: 2, Receivers: 1}
+	var received atomic.Int64
+	gate := make(chan struct{})
+	deliver := func([]byte) {
+		if received.Add(1) == 1 {
+			<-gate // the receiver stalls on its first record until released
+		}
+	}
+	rc, err := System{}.Subscribe(context.Background(), env, pubsub.Options{}, p, 0, deliver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	// Released before Close on every path: Close waits for deliver.
+	release := sync.OnceFunc(func() { close(gate) })
+	defer release()
+	b, ok := rc.(pubsub.Backlogger)
+	if !ok {
+		t.Fatal("the receiver does not say what the broker holds (pubsub.Backlogger)")
+	}
+	if held, err := b.Backlog(); err != nil || held != 0 {
+		t.Fatalf("before anything was published the broker holds %d (%v), want 0", held, err)
+	}
+	for s := 0; s < p.Sources; s++ {
+		src, err := System{}.Connect(context.Background(), env, pubsub.Options{}, p, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := uint32(1); seq <= perSource; seq++ {
+			if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, uint32(s), seq, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := src.Flush(); err != nil { // every record acked: in the log
+			t.Fatal(err)
+		}
+		src.Close()
+	}
+	// The stalled receiver has delivered nothing yet (its first record is
+	// still in deliver): the broker holds every record for it.
+	const total = 2 * perSource
+	held, err := b.Backlog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held != total {
+		t.Fatalf("the broker holds %d of %d for a stalled receiver, want all", held, total)
+	}
+	// Let it take some, then stop it part-way.
+	release()
+	for deadline := time.Now().Add(30 * time.Second); received.Load() < 100 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := b.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	left, err := b.Backlog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if received.Load()+left != total {
+		t.Errorf("after Halt, received %d + still held %d != published %d", received.Load(), left, total)
+	}
+	// What is published after Halt is held for the halted receiver, none of it delivered.
+	const more = 500
+	src, err := System{}.Connect(context.Background(), env, pubsub.Options{}, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for seq := uint32(perSource + 1); seq <= perSource+more; seq++ {
+		if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, 0, seq, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.Backlog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := received.Load() + after; got != total+more || after < more {
+		t.Errorf("after Halt and %d more: received %d + still held %d != published %d", more, received.Load(),
+			after, total+more)
+	}
+}
