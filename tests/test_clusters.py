@@ -80,5 +80,6 @@ def test_the_reports_findings_say_inconclusive_for_a_leader_in_two_groups():
     (judged,) = finding.judgements
     assert finding.best == "go/default" and judged.p_value < 0.05  # a U test alone would name a leader
     assert not finding.significant and not finding.leader and judged.unstable
-    assert finding.answer() == ("inconclusive: its repetitions fall in two groups (go/default: "
+    assert finding.answer() == (f"{judged.pair}: inconclusive: its repetitions fall in two groups (go/default: "
                                 "two groups: 90.5M (3 reps) and 40.5M (2 reps))")
+    assert judged.pair.startswith("go/default vs ")

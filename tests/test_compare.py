@@ -84,5 +84,6 @@ def test_several_verdicts_on_one_line_each_name_their_pair():
     assert few.pair == "java@new vs java@old" and few.named_text.startswith("java@new vs java@old: inconclusive")
     finding = Finding("ring", "ring", "hops_per_s", "higher", judgements=[few, same])
     assert finding.answer() == (f"java@new vs java@old: {few.text}; go@new vs go@old: {same.text}")
-    alone = Finding("ring", "ring", "hops_per_s", "higher", judgements=[few])
-    assert alone.answer() == few.text  # one verdict: the scenario's line says who was compared
+    # One verdict too: "no significant difference" alone does not say between whom.
+    alone = Finding("ring", "ring", "hops_per_s", "higher", judgements=[same])
+    assert alone.answer() == f"go@new vs go@old: {same.text}"

@@ -62,9 +62,7 @@ class Finding:
         """The short human answer: "rust ran 1.25 ± 0.30 times faster than go", ...."""
         if not self.judgements:
             return "one series only" if self.best else "no numbers"
-        if len(self.judgements) == 1:
-            return self.judgements[0].text
-        return "; ".join(j.named_text for j in self.judgements)  # each says which pair it is
+        return "; ".join(j.named_text for j in self.judgements)  # each says which pair it judged
 
     def margin_text(self) -> str:
         """The answer column: who is ahead by how much, or why none is named — the claim
