@@ -58,6 +58,11 @@ fi
 if [ "$with_tests" = 1 ] && ! command -v cppcheck >/dev/null; then
   packages="$packages cppcheck"
 fi
+# The erlang and elixir targets' lint checks their launch scripts with shellcheck and
+# skips it where it is missing; CI must not skip it.
+if [ "$with_tests" = 1 ] && ! command -v shellcheck >/dev/null; then
+  packages="$packages shellcheck"
+fi
 # Hosts (--hosts): ssh and rsync reach and deploy; the tests run an sshd per namespace.
 command -v ssh >/dev/null || packages="$packages openssh-client"
 command -v rsync >/dev/null || packages="$packages rsync"
