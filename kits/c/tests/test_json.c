@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "check.h"
+#include "suites.h"
 #include "json.h"
 
 static json_value *parse(const char *text)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "suites.h"
 #include "json.h"
 #include "measure.h"
 #include "options.h"

@@ -6,35 +6,29 @@ module Main (main) where
 
 import Control.Concurrent (threadDelay)
 import Control.Exception (ErrorCall (..), SomeException, finally, throwIO, toException, try)
-import Control.Monad (unless, when)
+import Control.Monad (unless)
 import Data.Aeson (Value (..), decodeStrict', encode)
 import qualified Data.Aeson.KeyMap as KM
 import qualified Data.ByteString.Char8 as BC
 import qualified Data.ByteString.Lazy.Char8 as BL
 import Data.Either (isLeft)
-import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
+import Data.IORef (modifyIORef', newIORef, readIORef)
 import Data.Int (Int64)
 import Data.List (isInfixOf)
 import Data.Maybe (isNothing, mapMaybe)
 import qualified Data.Text as T
 import qualified Data.Text.IO as TIO
+import Msgbench.Check (check, finish, newCounter)
 import Msgbench.Histogram (bucket)
 import Msgbench.Options
 import Msgbench.Protocol
 import Msgbench.Sample (processValues, rtsValues, sampled)
 import Msgbench.Worker (runtimeVersion)
 import System.Directory (getTemporaryDirectory, removeFile)
-import System.Exit (exitFailure)
 import GHC.IO.Handle (hDuplicate, hDuplicateTo)
 import System.IO (hClose, hFlush, openTempFile, stdout)
 import System.Timeout (timeout)
 
-type Counter = IORef (Int, Int)
-
-check :: Counter -> String -> Bool -> IO ()
-check counter name ok = do
-  modifyIORef' counter (\(p, f) -> if ok then (p + 1, f) else (p, f + 1))
-  unless ok (putStrLn ("FAIL: " ++ name))
 
 -- | The vectors every language's bucket function is tested against, read from
 -- the harness's test (tests/test_histogram.py) so there is one copy.
@@ -71,7 +65,7 @@ request line = either error id (readRequest line)
 
 main :: IO ()
 main = do
-  counter <- newIORef (0, 0)
+  counter <- newCounter
   let ok = check counter
   vs <- vectors
   ok ("the harness's vectors read: " ++ show (length vs)) (length vs >= 10)
@@ -145,8 +139,6 @@ main = do
   version <- runtimeVersion
   ok ("hello's runtime names GHC and the capabilities: " ++ T.unpack version) ("GHC 9." `T.isPrefixOf` version && "(+RTS -N" `T.isInfixOf` version)
 
-  (passed, failures) <- readIORef counter
-  putStrLn (show passed ++ " passed, " ++ show failures ++ " failed")
-  when (failures > 0) exitFailure
+  finish counter
   where
     isSuffixOf' suffix s = reverse suffix == take (length suffix) (reverse s)

@@ -1,7 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "suites.h"
 #include "fanin.h"
 #include "fanin_params.h"
 #include "json.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "check.h"
+#include "suites.h"
 #include "mpsc_queue.h"
 
 static void test_single_thread(void)

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "suites.h"
 #include "json.h"
 #include "measure.h"
 #include "socket_client.h"

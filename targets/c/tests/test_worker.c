@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "suites.h"
 #include "json.h"
 #include "workloads.h"
 #include "worker_run.h"

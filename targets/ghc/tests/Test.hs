@@ -5,27 +5,19 @@
 -- and lines).
 module Main (main) where
 
-import Control.Monad (forM_, unless, when)
-import Data.IORef (IORef, modifyIORef', newIORef, readIORef)
+import Control.Monad (forM_)
 import Data.List (isInfixOf)
 import qualified Chat as C
+import Msgbench.Check (check, finish, newCounter)
 import Fanin (Counts (..), FaninOutcome (..), Share (..), runFanin)
 import Ring (Outcome (..), runRing)
 import System.Environment (getArgs)
-import System.Exit (exitFailure)
 import System.Process (readProcess)
-
-type Counter = IORef (Int, Int)
-
-check :: Counter -> String -> Bool -> IO ()
-check counter name ok = do
-  modifyIORef' counter (\(p, f) -> if ok then (p + 1, f) else (p, f + 1))
-  unless ok (putStrLn ("FAIL: " ++ name))
 
 main :: IO ()
 main = do
   args <- getArgs
-  counter <- newIORef (0, 0)
+  counter <- newCounter
   o <- runRing 100 7 "BOO!"
   check counter "ring 100x7: hops" (hops o == 700)
   check counter "ring 100x7: laps" (laps o == 7)
@@ -72,6 +64,4 @@ main = do
           ("\"messages_received\":300" `isInfixOf` out4 && "\"messages_sent\":300" `isInfixOf` out4
             && "\"bytes_received\":30000" `isInfixOf` out4 && "\"content_mismatches\":0" `isInfixOf` out4)
     _ -> putStrLn "no worker binary given: protocol tests skipped"
-  (passed, failed) <- readIORef counter
-  putStrLn (show passed ++ " passed, " ++ show failed ++ " failed")
-  when (failed > 0) exitFailure
+  finish counter

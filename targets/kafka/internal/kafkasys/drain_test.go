@@ -2,12 +2,11 @@ package kafkasys
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"msgbench/kits/pubsub"
+	"msgbench/kits/pubsub/kittest"
 )
 
 // backlogCounted: a receiver that stops taking records leaves them in the
@@ -19,25 +18,8 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 	t.Helper()
 	const perSource = 3000
 	p := pubsub.Params{PayloadBytes: 64, Sources: 2, SourceThreads: 2, Receivers: 1}
-	var received atomic.Int64
-	gate := make(chan struct{})
-	deliver := func([]byte) {
-		if received.Add(1) == 1 {
-			<-gate // the receiver stalls on its first record until released
-		}
-	}
-	rc, err := System{}.Subscribe(context.Background(), env, pubsub.Options{}, p, 0, deliver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	// Released before Close on every path: Close waits for deliver.
-	release := sync.OnceFunc(func() { close(gate) })
-	defer release()
-	b, ok := rc.(pubsub.Backlogger)
-	if !ok {
-		t.Fatal("the receiver does not say what the broker holds (pubsub.Backlogger)")
-	}
+	b := kittest.SubscribeStalled(t, System{}, env, pubsub.Options{}, p)
+	defer b.Close()
 	if held, err := b.Backlog(); err != nil || held != 0 {
 		t.Fatalf("before anything was published the broker holds %d (%v), want 0", held, err)
 	}
@@ -67,8 +49,8 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 		t.Fatalf("the broker holds %d of %d for a stalled receiver, want all", held, total)
 	}
 	// Let it take some, then stop it part-way.
-	release()
-	for deadline := time.Now().Add(30 * time.Second); received.Load() < 100 && time.Now().Before(deadline); {
+	b.Release()
+	for deadline := time.Now().Add(30 * time.Second); b.Received() < 100 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 	if err := b.Halt(); err != nil {
@@ -78,8 +60,8 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if received.Load()+left != total {
-		t.Errorf("after Halt, received %d + still held %d != published %d", received.Load(), left, total)
+	if b.Received()+left != total {
+		t.Errorf("after Halt, received %d + still held %d != published %d", b.Received(), left, total)
 	}
 	// What is published after Halt is held for the halted receiver, none of it delivered.
 	const more = 500
@@ -100,8 +82,8 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := received.Load() + after; got != total+more || after < more {
-		t.Errorf("after Halt and %d more: received %d + still held %d != published %d", more, received.Load(),
+	if got := b.Received() + after; got != total+more || after < more {
+		t.Errorf("after Halt and %d more: received %d + still held %d != published %d", more, b.Received(),
 			after, total+more)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,27 +20,8 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	t.Helper()
 	const total = 5000
 	p := pubsub.Params{PayloadBytes: 64, Sources: 1, SourceThreads: 1, Receivers: 1}
-	var received atomic.Int64
-	gate := make(chan struct{})
-	deliver := func([]byte) {
-		if received.Add(1) == 1 {
-			<-gate // the receiver stalls on its first message until released
-		}
-	}
-	rc, err := System{}.Subscribe(context.Background(), env, opts, p, 0, deliver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	// Released before Close on every path: Close waits for deliver, which a
-	// failure before the release below would leave blocked (and the node
-	// running past the test).
-	release := sync.OnceFunc(func() { close(gate) })
-	defer release()
-	b, ok := rc.(pubsub.Backlogger)
-	if !ok {
-		t.Fatal("the receiver does not say what the broker holds (pubsub.Backlogger)")
-	}
+	b := kittest.SubscribeStalled(t, System{}, env, opts, p)
+	defer b.Close()
 	// The source confirms whatever the receiver's variant: once Flush
 	// returns, every message is in the queue, and the counts below settle.
 	src, err := System{}.Connect(context.Background(), env, confirms, p, 0)
@@ -68,7 +47,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	var held int64
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if held, err = b.Backlog(); err != nil {
-			t.Fatalf("%v: after %d received: %v", opts, received.Load(), err)
+			t.Fatalf("%v: after %d received: %v", opts, b.Received(), err)
 		}
 		if held == want {
 			break
@@ -77,7 +56,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	if held != want {
 		t.Fatalf("%v: the broker holds %d of %d for a stalled receiver, want %d", opts, held, total, want)
 	}
-	release()
+	b.Release()
 	if err := b.Halt(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +64,8 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if received.Load()+left != total {
-		t.Errorf("%v: after Halt, received %d + still queued %d != published %d", opts, received.Load(), left, total)
+	if b.Received()+left != total {
+		t.Errorf("%v: after Halt, received %d + still queued %d != published %d", opts, b.Received(), left, total)
 	}
 }
 
