@@ -111,7 +111,9 @@ def test_the_curve_merges_the_confirming_runs_and_the_report_draws_the_knee_at_t
 def test_bad_capacity_requests_are_refused_in_one_line(fake_targets, capsys):
     cases = [
         (["capacity", "pubsub", "--target", "fakeknee", "--slo", "p99=5"], "'5' is no latency bound"),
-        (["capacity", "socket", "--slo", "p99=5ms"], "closed loop"),
+        (["capacity", "ring", "--slo", "p99=5ms"], "has no capacity search; it has: chat, pubsub, socket"),
+        (["capacity", "socket", "--slo", "p99=5ms", "-p", "mode=flow"], "flow has no open loop"),
+        (["capacity", "socket", "--slo", "p99=5ms", "-p", "total_bytes=4096"], "sets socket's total_bytes itself"),
         (["capacity", "pubsub", "--slo", "p99=5ms", "-p", "rate=100"], "sets pubsub's rate itself"),
         (["capacity", "pubsub", "--slo", "p99=5ms", "--load", "users"], "searched over rate"),
         (["capacity", "chat", "--slo", "p99=5ms", "-p", "think_ms=0"], "give think_ms > 0"),

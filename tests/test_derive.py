@@ -137,11 +137,11 @@ def test_a_formula_that_fails_on_the_facts_is_named():
 def test_measured_problems_name_unknown_missing_and_misshapen_facts():
     wl = spec.workload("socket")
     problems = spec.measured_problems(wl, {"elapsed_ns": 5, "wall_ms": 1, "peak_rss_bytes": 1},
-                                      {"latency_ns": [[1, 1]]})
+                                      {"connect_ns": [[1, 1]]})
     assert any("elapsed_ns must be a list" in p for p in problems)
     assert any("wall_ms is not a raw fact of socket" in p for p in problems)
     assert any("wall_ns missing" in p for p in problems)
-    assert any("histogram latency_ns is not one of socket's" in p for p in problems)
+    assert any("histogram connect_ns is not one of socket's" in p for p in problems)
     assert spec.measured_problems(wl, {"elapsed_ns": [5], "wall_ns": 5, "peak_rss_bytes": 1}, {}) == []
 
 

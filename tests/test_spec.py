@@ -99,4 +99,21 @@ def test_the_judged_metric_follows_the_param_primary_by_names():
     socket = spec.workload("socket")
     assert socket.judged_metric({"mode": "echo"}) == "round_trip_us"
     assert socket.judged_metric({"mode": "flow"}) == "bandwidth_bytes_per_s"
+    # open loop is judged by its tail at the offered rate, not by a round trip the rate sets
+    assert socket.judged_metric({"mode": "echo", "rate": 5000}) == "latency_p99_us"
     assert spec.workload("ring").judged_metric({"mode": "echo"}) == spec.workload("ring").primary_metric
+
+
+def test_an_open_loop_socket_echo_must_time_every_round_trip():
+    socket = spec.workload("socket")
+    params = socket.defaults() | {"rate": 1000}
+    counts = {"messages_sent": 4, "messages_received": 4, "bytes_sent": 4096, "bytes_received": 4096,
+              "content_mismatches": 0}
+    timed_all = {"latency_ns": [[100, 3], [200, 1]]}
+    assert spec.failed_rules(socket, params, counts, timed_all) == []
+    timed_three = {"latency_ns": [[100, 3]]}
+    assert spec.failed_rules(socket, params, counts, timed_three) == [
+        "hist_count(latency_ns) == messages_received does not hold "
+        "(latency_ns=histogram of 3, messages_received=4)"]
+    # the closed loop has no histogram and no such rule
+    assert spec.failed_rules(socket, socket.defaults(), counts) == []

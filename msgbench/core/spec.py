@@ -52,6 +52,10 @@ class Workload:
         """The metric a point with these params is judged by (its noise, its convergence,
         the findings): the one primary_by names for its param's value, else the primary."""
         by = self.primary_by
+        scalars = _scalars(self.defaults() | params)
+        for case in by.get("when", []):  # a rule on the params first (socket: open loop by its p99)
+            if expr.evaluate(case["rule"], scalars):
+                return case["metric"]
         return (by.get("metrics") or {}).get(params.get(by.get("param", ""))) or self.primary_metric
 
     def defaults(self) -> dict:
@@ -266,20 +270,31 @@ def processes_needed(wl: Workload, params: dict) -> int:
 # ---------------------------------------------------------------- verification
 
 
-def failed_rules(wl: Workload, params: dict, verify: dict) -> list[str]:
-    """The verification rules a result breaks, each as a sentence with the numbers."""
+def failed_rules(wl: Workload, params: dict, verify: dict, histograms: dict | None = None) -> list[str]:
+    """The verification rules a result breaks, each as a sentence with the numbers.
+
+    A rule may read the result's histograms (hist_count: every timed message was
+    counted), and may apply only "when" a rule on the parameters holds."""
     env = _numeric(params) | {k: v for k, v in verify.items() if isinstance(v, (int, float))}
+    env |= {name: expr.Histogram(histogram.counts(pairs, name)) for name, pairs in (histograms or {}).items()}
+    scalars = _scalars(params)
     failures = []
     for rule in wl.verify_rules:
+        if rule.get("when") and not expr.evaluate(rule["when"], scalars):
+            continue
         text = rule["rule"]
         missing = sorted(expr.names_in(text) - set(env))
         if missing:
             failures.append(f"{text}: the worker did not report {', '.join(missing)}")
             continue
         if not expr.evaluate(text, env):
-            shown = ", ".join(f"{n}={env[n]}" for n in sorted(expr.names_in(text)))
+            shown = ", ".join(f"{n}={_shown(env[n])}" for n in sorted(expr.names_in(text)))
             failures.append(f"{text} does not hold ({shown})")
     return failures
+
+
+def _shown(value) -> str:
+    return f"histogram of {histogram.total(value)}" if isinstance(value, expr.Histogram) else str(value)
 
 
 def missing_metrics(wl: Workload, metrics: dict, params: dict | None = None) -> list[str]:
@@ -318,7 +333,7 @@ def is_optional(definition: dict, params: dict) -> bool:
 
 def measured_problems(wl: Workload, measured: dict, histograms: dict, params: dict | None = None) -> list[str]:
     """What is wrong with a result's raw facts: unknown, missing or mis-shaped names."""
-    params = params or {}
+    params = wl.defaults() | (params or {})
     problems = []
     for name, value in measured.items():
         declared = wl.measured.get(name)

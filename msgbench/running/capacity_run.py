@@ -26,10 +26,8 @@ def axis_for(workload: str, load: str | None) -> Axis:
     """The axis of a workload by its --load name (default: its plug-in's first)."""
     plugin = workload_runs.plugin(workload)
     axes = {axis.name: axis for axis in plugin.capacity_axes}
-    if plugin.capacity_refusal:
-        raise AxisError(plugin.capacity_refusal)
     if not axes:
-        searched = ", ".join(p.name for p in workload_runs.PLUGINS.values() if p.capacity_axes)
+        searched = ", ".join(sorted(p.name for p in workload_runs.PLUGINS.values() if p.capacity_axes))
         raise AxisError(f"workload {workload!r} has no capacity search; it has: {searched}")
     if load is None:
         return next(iter(axes.values()))

@@ -623,7 +623,7 @@ def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
     if outcome.status != "ok":
         return
     problems = [f"metric {m} missing" for m in spec.missing_metrics(wl, outcome.metrics, params)]
-    problems += spec.failed_rules(wl, params, outcome.verify)
+    problems += spec.failed_rules(wl, params, outcome.verify, outcome.histograms)
     if problems:
         outcome.status = "failed"
         outcome.error = "verification failed: " + "; ".join(problems)

@@ -109,6 +109,5 @@ class RunPlugin:
     # The workload's server kind, if it has one.
     server_kind: ServerKind | None = None
     # capacity_axes: what `msgbench capacity` may vary (capacity_axis.Axis), the default
-    # first; capacity_refusal: why this workload has no capacity search, said when asked.
+    # first.
     capacity_axes: tuple = ()
-    capacity_refusal: str = ""

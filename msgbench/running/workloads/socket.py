@@ -1,8 +1,18 @@
 """socket (seed 002), the run side: its one role on other hosts, its server half (the
-peer the worker starts)."""
+peer the worker starts), and its capacity axis (echo's request rate, open loop)."""
 
+import math
+from dataclasses import dataclass
+
+from msgbench.core import spec
 from msgbench.hosts.placement import PEER
+from msgbench.running.capacity_axis import Axis, AxisError
 from msgbench.running.workloads.plugin import RunPlugin
+
+# How long a capacity step offers its rate: socket has no duration, so the axis sizes each
+# step's sequence (total_bytes) to last this long; 3 s holds thousands of round trips even
+# at a few hundred per second, enough for a p99.
+STEP_S = 3.0
 
 
 def check_place(jobs: list, place: dict) -> str | None:
@@ -13,7 +23,43 @@ def check_place(jobs: list, place: dict) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class EchoRate(Axis):
+    """socket echo's offered round trips per second, all sockets together, open loop;
+    each step's sequence lasts about STEP_S."""
+
+    def params_for(self, load, base):
+        per_socket = math.ceil(load / base["sockets"] * STEP_S)
+        return base | {"rate": load, "total_bytes": base["size"] * max(1, per_socket)}
+
+    def load_of(self, params):
+        return float(params["rate"])
+
+    def achieved(self, metrics, params):
+        return metrics.get("msgs_per_s")
+
+    def default_start(self, base):
+        return 1000.0
+
+    def defaults(self):
+        return {"mode": "echo"}
+
+    def machine_limit(self, base, target, headroom):
+        params = spec.workload("socket").params
+        by_bytes = params["total_bytes"]["maximum"] // base["size"] * base["sockets"] / STEP_S
+        highest = min(params["rate"]["maximum"], by_bytes)
+        return float(highest), "the largest rate socket's spec takes at this size"
+
+    def checked(self, base):
+        for name in ("rate", "total_bytes"):
+            if name in base:
+                raise AxisError(f"-p {name}={base[name]}: the capacity search sets socket's {name} itself "
+                                "(rate from --start, total_bytes for a step of about 3 s)")
+        if base.get("mode", "echo") != "echo":
+            raise AxisError(f"-p mode={base['mode']}: socket's capacity is echo's request rate; flow has no "
+                            "open loop (it sends as fast as it can)")
+        return base
+
+
 PLUGIN = RunPlugin(name="socket", check_place=check_place, roles={"server": PEER},
-                   capacity_refusal="socket has no capacity search yet: its echo workers send each message when the "
-                                    "last returns (closed loop) and take no request rate; an open-loop echo needs a "
-                                    "rate parameter in spec/workloads/socket.json and paced clients in every worker")
+                   capacity_axes=(EchoRate("socket", "rate", "round trips/s"),))
