@@ -25,12 +25,14 @@ class Failure(Exception):
 
 def read_params(cls, raw):
     """The dataclass cls built from the request's params, each field by its name."""
-    names = [field.name for field in dataclasses.fields(cls)]
-    missing = [name for name in names if not isinstance(raw, dict) or name not in raw]
+    fields = dataclasses.fields(cls)
+    # A field with a default is a parameter the spec omits at its default (omit_at_default).
+    missing = [f.name for f in fields if (not isinstance(raw, dict) or f.name not in raw)
+               and f.default is dataclasses.MISSING]
     if missing:
         raise Failure("internal", f"params.{missing[0]} is absent (the harness sends every parameter): "
                                   f"params = {json.dumps(raw)[:200]}")
-    return cls(**{name: raw[name] for name in names})
+    return cls(**{f.name: raw[f.name] for f in fields if f.name in raw})
 
 
 def tool_option(request: dict, tools, others: tuple[str, ...] = ()) -> str:
@@ -50,6 +52,8 @@ def tool_option(request: dict, tools, others: tuple[str, ...] = ()) -> str:
 # The workloads' specs, copied here by make build: a folder deployed to a host (rsync) has no ../../spec.
 SPEC_DIR = Path(__file__).resolve().parent / "spec"
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_COMPARISONS = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
+                ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
 
 @functools.cache
@@ -68,12 +72,18 @@ def time_limit_s(workload: str, params: dict) -> float:
 
 
 def _arithmetic(node: ast.expr, names: dict) -> float:
-    """Numbers, params and + - * / (the socket and pubsub specs' time limits); anything else is an error."""
+    """Numbers, params, + - * / and one comparison's `a if test else b` (the socket and pubsub specs'
+    time limits); anything else is an error."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return node.value
     if isinstance(node, ast.Name) and node.id in names:
         return names[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
         return _OPERATORS[type(node.op)](_arithmetic(node.left, names), _arithmetic(node.right, names))
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
+            and type(node.test.ops[0]) in _COMPARISONS:  # socket's "... / rate if rate > 0 else 0"
+        test = node.test
+        held = _COMPARISONS[type(test.ops[0])](_arithmetic(test.left, names), _arithmetic(test.comparators[0], names))
+        return _arithmetic(node.body if held else node.orelse, names)
     raise Failure("internal", f"time_limit_s: {ast.unparse(node)} is not arithmetic over the params "
                               f"{', '.join(sorted(names))} (targets/reference/params.py)")

@@ -81,6 +81,7 @@ class Params:
     placement: str
     check_content: int
     port: int
+    rate: float = 0  # spec: sent only when > 0 (open-loop echo)
 
     @property
     def messages(self) -> int:
@@ -116,6 +117,10 @@ def check_supported(variant: str, p: Params) -> None:
         other = next(v for v, m in TOOL_MODE.items() if m == p.mode)
         raise Failure("unsupported", f"mode = {p.mode}: {variant} measures mode = {tool_mode} only; "
                                      f"{other} measures {p.mode}")
+    if p.rate > 0:
+        raise Failure("unsupported", f"rate = {p.rate:g}: an open-loop echo times each round trip from its intended "
+                                     "send time; sockperf's under-load mode times from the actual send, samples "
+                                     "one reply in --reply-every, and reports percentiles, not the histogram")
     if p.data == "list":
         raise Failure("unsupported", 'data = "list" is an Erlang notion (lists of bytes on a socket); '
                                      'the tools send bytes only: use data = "binary"')

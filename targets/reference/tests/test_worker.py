@@ -144,6 +144,7 @@ def test_options_name_a_known_tool_and_nothing_else(options, named):
     ("sockperf", {"size": 1048572}, "size"),
     ("iperf3", {"mode": "flow", "size": 1048577}, "size"),
     ("sockperf", {"sockets": 2, "port": 65535}, "port"),
+    ("sockperf", {"rate": 5000}, "rate = 5000"),
 ])
 def test_what_a_tool_cannot_do_is_unsupported(variant, params, named):
     answer = call(variant, params)
@@ -317,5 +318,8 @@ def test_the_time_limit_is_the_specs_own():
     params = {"total_bytes": 100_000_000, "size": 1000, "sockets": 4}
     p = worker.Params(mode="flow", data="binary", placement="local", check_content=0, port=0, **params)
     assert p.time_limit_s == 140.0  # 60 + 1e8 / 1000 * 4 / 1e4 + 1e8 * 4 / 1e7
+    paced = worker.Params(mode="echo", data="binary", placement="local", check_content=0, port=0,
+                          rate=4000, **params)
+    assert paced.time_limit_s == 240.0  # and the open loop's 1e5 * 4 messages / 4000 per s
     with pytest.raises(worker.Failure, match="is not arithmetic over the params"):
         reference_params._arithmetic(ast.parse("size if sockets else 1", mode="eval").body, params)
