@@ -107,7 +107,7 @@ def cmd_capacity(args) -> int:
     store = _store(args)
     print(f"msgbench: capacity of {', '.join(j.target.label + '/' + j.variant.name for j in the_plan.jobs)} "
           f"under {settings.slo.describe()}", file=sys.stderr)
-    run_id, status, _ = capacity_run.run(settings, the_plan, scenario, store)
+    run_id, status, found = capacity_run.run(settings, the_plan, scenario, store)
     doc = results.run_document(store, [run_id])
     view = capacity_view.of_run(doc["runs"][0])
     if view is not None:
@@ -116,7 +116,8 @@ def cmd_capacity(args) -> int:
           f"msgbench report {run_id} draws the curves", file=sys.stderr)
     if status == "interrupted":
         return EXIT_INTERRUPTED
-    return EXIT_OK if status == "complete" else EXIT_FAILED
+    broken = any(r["status"] == capacity.FAILED for r in found.values())  # no step measured anything
+    return EXIT_OK if status == "complete" and not broken else EXIT_FAILED
 
 
 def within_noise(settings: capacity_run.Settings, the_plan) -> None:

@@ -108,6 +108,18 @@ def test_the_curve_merges_the_confirming_runs_and_the_report_draws_the_knee_at_t
     assert all(g["y_scale"] == "log" for g in graphs)
 
 
+def test_a_search_in_which_no_step_measured_anything_says_what_failed(fake_targets, capsys):
+    """A connection refused is not a latency: not "never meets the bound" but the error, exit 1."""
+    assert main(["capacity", "pubsub", "--target", "fakeknee", "--variant", "broken", "--slo", "p99=5ms",
+                 "-p", "duration_s=0.5", "--max-steps", "3", "--no-build", "--no-probe"]) == 1
+    out = capsys.readouterr().out
+    store = Store(fake_targets)
+    found = store.run(store.resolve("latest"))["metadata"]["capacity"]["results"]["fakeknee/broken"]
+    assert found["status"] == capacity.FAILED and found["steps"] == 3 and found["capacity"] is None
+    assert found["why"].startswith("every step failed, the last with error: resource: connect to the fake broker")
+    assert "fakeknee/broken: no capacity: failed (every step failed" in out
+
+
 def test_bad_capacity_requests_are_refused_in_one_line(fake_targets, capsys):
     cases = [
         (["capacity", "pubsub", "--target", "fakeknee", "--slo", "p99=5"], "'5' is no latency bound"),

@@ -17,7 +17,7 @@ import (
 // and its version (ModuleVersion). Main does not return.
 func Main(name, version string, sys System) {
 	args := os.Args[1:]
-	env := Env{ServiceURL: os.Getenv(EnvServiceURL)}
+	env := Env{ServiceURL: os.Getenv(EnvServiceURL), ListenHost: os.Getenv(EnvListenHost)}
 	switch {
 	case len(args) == 1 && args[0] == "--version":
 		fmt.Printf("%s %s (%s)\n", name, version, runtime.Version())

@@ -27,6 +27,14 @@ type Params struct {
 // EnvServiceURL is the variable with which the harness gives the broker's URL.
 const EnvServiceURL = "MSGBENCH_SERVICE_URL"
 
+// EnvListenHost is the variable with which the harness gives the receivers'
+// process the address to listen on when it runs on another host than the
+// sources (docs/hosts.md): that host's address, which the sources can reach.
+const EnvListenHost = "MSGBENCH_LISTEN_HOST"
+
+// loopback is where brokerless receivers listen when the sources share their host.
+const loopback = "127.0.0.1"
+
 // Env is where the system lives, from the harness's environment.
 type Env struct {
 	// ServiceURL is the broker's URL (MSGBENCH_SERVICE_URL, e.g. nats://127.0.0.1:4222);
@@ -35,6 +43,18 @@ type Env struct {
 	// Endpoints are what the receivers announced (brokerless systems such as tcp:
 	// one "host:port" per receiver); empty for brokered systems.
 	Endpoints []string
+	// ListenHost is MSGBENCH_LISTEN_HOST, the receivers' process's only: empty
+	// when the sources share its host (ListenAddress then says loopback).
+	ListenHost string
+}
+
+// ListenAddress is the address brokerless receivers listen on: their host's
+// when the harness placed them on another host than the sources, else loopback.
+func (e Env) ListenAddress() string {
+	if e.ListenHost != "" {
+		return e.ListenHost
+	}
+	return loopback
 }
 
 // Topic is source i's topic.

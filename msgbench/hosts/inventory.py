@@ -60,7 +60,11 @@ class Host:
 
     def folder(self, local_folder: Path) -> str:
         """Where a folder of the repository (a target's) is on this host."""
-        return str(Path(self.root) / Path(local_folder).resolve().relative_to(REPO_ROOT))
+        resolved = Path(local_folder).resolve()
+        if not resolved.is_relative_to(REPO_ROOT):  # a MSGBENCH_TARGETS_DIR or a build elsewhere
+            raise HostError(f"target folder {resolved} is outside this checkout ({REPO_ROOT}); hosts take the "
+                            "checkout's folders: run from the checkout that holds it, or unset MSGBENCH_TARGETS_DIR")
+        return str(Path(self.root) / resolved.relative_to(REPO_ROOT))
 
 
 @dataclass

@@ -302,15 +302,57 @@ class Peers:
         host = self.host_of("broker") if self.ssh else None
         return (host, self.ssh) if host else None
 
+    def service_address(self) -> str | None:
+        """Where a broker started here listens: None (loopback) unless a worker or its peer
+        runs on a host (pubsub's sources or receivers placed, the broker not), which must
+        reach it: then this machine's address as those hosts see it (their ssh
+        connection's source), one address for all of them."""
+        if not self.ssh or self.host_of("broker") is not None:
+            return None
+        placed = sorted({host.alias for roles in self.roles.values() for role, kind in roles.items()
+                         if kind in (WORKER, PEER) for host in self.hosts_of(role) if host})
+        if not placed:
+            return None
+        seen = {alias: self.facts.get(alias, {}).get("harness_address") for alias in placed}
+        unknown = [alias for alias, address in seen.items() if not address or address == "?"]
+        if unknown:
+            raise PlacementError(f"host {unknown[0]} did not say which address it sees this machine at "
+                                 "(SSH_CONNECTION), so a broker here cannot be reached from it: place the broker "
+                                 "on a host too (--place broker=HOST)")
+        if len(set(seen.values())) > 1:
+            shown = ", ".join(f"{alias} at {address}" for alias, address in seen.items())
+            raise PlacementError(f"the hosts see this machine at different addresses ({shown}), and a broker "
+                                 "here listens on one: place the broker on a host too (--place broker=HOST)")
+        return next(iter(seen.values()))
+
+    def placement_of(self, job) -> dict[str, str]:
+        """Which host ran each role of the job's workload, as stored with its measurement
+        ({} when nothing is placed): the hosts' aliases, or `local`; a peer left unplaced
+        runs beside its worker (env_for), a service here unless placed."""
+        roles = self.roles.get(job.scenario.workload, {})
+        if not self.ssh or not any(role in self.place for role in roles):
+            return {}
+        worker = next((role for role, kind in roles.items() if kind == WORKER), None)
+        found = {}
+        for role, kind in roles.items():
+            names = self.place.get(role) or (self.place.get(worker) if kind == PEER and worker else None)
+            found[role] = ",".join(names or [hosts.LOCAL])
+        return found
+
     def adopt_remote_usage(self, job, outcome) -> None:
         """A worker on a host: its CPU and peak RSS are what remote.py measured there, not
         the ssh client's; the host is named with the measurement."""
         if outcome.parts:  # a server kind's placed run measured each process where it ran
+            outcome.placement = {}
+            for part in outcome.parts:
+                there = outcome.placement.get(part["role"])
+                outcome.placement[part["role"]] = f"{there},{part['host']}" if there else part["host"]
             if any(p["host"] != hosts.LOCAL for p in outcome.parts):
                 kind = self.server_kind(job.scenario.workload, job.params)
                 outcome.other_cpu_share = None
                 outcome.host = ",".join(p["host"] for p in outcome.parts if kind and p["role"] == kind.generator_role)
             return
+        outcome.placement = self.placement_of(job) or None
         host = self._role_host(job.scenario.workload, WORKER) if self.ssh else None
         if host is None:
             return
@@ -364,8 +406,11 @@ class Peers:
             if peer_host is not None:
                 # From another host the worker opens its own connection (this machine's
                 # master is not there): that host needs ssh access to the peer's (docs/hosts.md).
+                # Apart from the sources, brokerless receivers (tcp, zeromq) listen on their
+                # host's address rather than loopback (kits/pubsub: MSGBENCH_LISTEN_HOST).
+                there_env = (peer_env or {}) | {"MSGBENCH_LISTEN_HOST": peer_host.address}
                 argv = self.ssh.command(peer_host, argv_there, cwd=peer_host.folder(target.folder),
-                                        env=peer_env or {}, multiplex=worker_host is None, grace_s=2.0)
+                                        env=there_env, multiplex=worker_host is None, grace_s=2.0)
                 host = peer_host.address
         elif params.get("placement") == "remote" and not self.inventory:
             if self.remote:

@@ -195,6 +195,7 @@ NEVER = "never"  # not even the lowest load tried held
 MACHINE_LIMIT = "machine limit"  # held at the largest load the machine can run: the capacity is at least that
 STEP_LIMIT = "step limit"  # the search ran out of steps before it converged
 UNSUPPORTED = "unsupported"  # the system cannot run the workload at all
+FAILED = "failed"  # no step measured anything: every measurement failed (the error is the answer)
 
 
 @dataclass(frozen=True)

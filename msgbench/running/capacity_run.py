@@ -144,6 +144,10 @@ def run(settings: Settings, the_plan: runner.Plan, scenario: Scenario, store: St
     def drive(measure, run_id: str) -> None:
         def keep(label: str, search: capacity.Search) -> None:
             """The system's result into the run's metadata, as soon as it changes."""
+            if search.status in (capacity.NEVER, capacity.STEP_LIMIT) and search.capacity is None and seen[label] \
+                    and not any(o.status == "ok" for runs in seen[label].values() for o in runs):
+                # No load was measured, so none was "not held": say what broke, not "never".
+                search.stop(capacity.FAILED, f"every step failed, the last with {last[label]}")
             if results.get(label) != result_of(search):
                 results[label] = result_of(search)
                 store.set_metadata(run_id, "capacity", the_plan.metadata["capacity"] | {"results": results},
@@ -151,6 +155,7 @@ def run(settings: Settings, the_plan: runner.Plan, scenario: Scenario, store: St
 
         jobs: dict[tuple[str, float], runner.Job] = {}
         seen: dict[str, dict[float, list]] = {label: {} for label in systems}
+        last: dict[str, str] = {}  # each system's latest verdict, why
         while any(not search.done for _, search in systems.values()):
             for label, (first, search) in systems.items():
                 probe = search.next()
@@ -178,6 +183,7 @@ def run(settings: Settings, the_plan: runner.Plan, scenario: Scenario, store: St
                     search.record(probe.load, verdict.held)
                     progress.note(f"capacity {label} at {probe.load:,.6g} {axis.unit}: "
                                   f"{'held' if verdict.held else 'not held'} ({verdict.why})")
+                    last[label] = verdict.why
                 keep(label, search)
 
 

@@ -403,6 +403,7 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
               _server_kind_limits(plan.jobs),
               services.Services(keep_log=lambda name, text: store.add_log(run_id, name, text),
                                 note=lambda note: store.add_note(run_id, note), placed=peers.service_host,
+                                listen_here=peers.service_address,
                                 say=progress.note, cpus=layout.brokers) as brokers):
             for note in peers.notes:
                 store.add_note(run_id, note)

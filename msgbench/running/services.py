@@ -60,13 +60,14 @@ class Running:
     """One started server; stop() ends its whole session and keeps its log."""
 
     def __init__(self, service: ServiceSpec, ports: dict | None = None, host=None, ssh=None,
-                 cpus: frozenset[int] | None = None):
+                 cpus: frozenset[int] | None = None, address: str | None = None):
         self.spec = service
         self.cpus = None if host else cpus  # msgbench/workers/cpus.py's placement holds on this machine only
         self.ports = ports or {"main": free_port(), **{k: free_port() for k in service.extra_ports}}
         self.port = self.ports["main"]
         self.host, self.ssh = host, ssh  # a hosts.Host and the run's hosts.Ssh; None: here
-        self.address = host.address if host else LOCALHOST
+        # here: loopback, or the address the hosts see this machine at (their roles connect to it)
+        self.address = host.address if host else (address or LOCALHOST)
         self.url = service.url(self.port, self.address)
         self.tmp = tempdirs.make(TEMP_PREFIX, service.name)
         self.log_path = self.tmp / "server.log"
@@ -83,7 +84,7 @@ class Running:
         if not catalogue.installed(self.spec):
             raise ServiceError(f"service {self.spec.name} needs {self.spec.binary}, which is not "
                                f"installed; install it with: {self.spec.install_command()}")
-        launch = self.spec.launch(self.ports, self.tmp)
+        launch = self.spec.launch(self.ports, self.tmp, self.address)
         for name, content in launch.files.items():
             (self.tmp / name).write_text(content)
         self._launch(launch, lambda argv: argv, os.environ | launch.env, subprocess.DEVNULL)
@@ -233,11 +234,13 @@ class Services:
 
     def __init__(self, keep_log: Callable[[str, str], None], note: Callable[[str], None],
                  placed: Callable[[], tuple] | None = None, say: Callable[[str], None] = lambda text: None,
-                 cpus: frozenset[int] | None = None):
+                 cpus: frozenset[int] | None = None, listen_here: Callable[[], str | None] | None = None):
         self.keep_log = keep_log  # (name, text) -> stored with the run
         self.cpus = cpus  # the CPUs brokers started here run on (msgbench/workers/cpus.py); None: anywhere
         self.note = note
         self.placed = placed  # () -> (hosts.Host, hosts.Ssh) of the broker role, or None: here
+        # () -> the address a broker here listens on, None: loopback (placement.Peers.service_address)
+        self.listen_here = listen_here or (lambda: None)
         self.say = say  # a line for the user while it happens: a broker can take seconds to start
         self.running: dict[str, Running] = {}
         self.starts: dict[str, int] = {}
@@ -295,7 +298,8 @@ class Services:
         for attempt in range(3):  # a free port can be taken between finding and binding it
             with interrupts.deferred():  # its temporary directory is never lost track of
                 host, ssh = (self.placed() if self.placed else None) or (None, None)
-                running = Running(service, host=host, ssh=ssh, cpus=self.cpus)
+                running = Running(service, host=host, ssh=ssh, cpus=self.cpus,
+                                  address=None if host else self.listen_here())
             try:
                 running.start()
                 break

@@ -53,6 +53,9 @@ class Outcome:
     # Each process of a run spread over hosts (the chat server kind's server and load
     # generators: chat_split.py): role, host, cpu_s, max_rss_bytes, exit_code.
     parts: list = field(default_factory=list)
+    # Which host ran each role of a placed run (role -> host alias, several comma-separated,
+    # or "local"; Peers.placement_of, or a split run's parts).
+    placement: dict | None = None
     # The CPU placement asked for and what the kernel said of each process while the
     # worker ran (msgbench/workers/cpus.py): {"cpus": "1", "seen": {"name[pid]": "1"}}.
     cpu_placement: dict | None = None
@@ -75,6 +78,8 @@ class Outcome:
             info["histograms"] = self.histograms
         if self.parts:
             info["parts"] = self.parts
+        if self.placement:
+            info["placement"] = self.placement
         if self.cpu_placement:
             info["cpu_placement"] = self.cpu_placement
         if self.calibrated:

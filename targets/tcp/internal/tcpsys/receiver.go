@@ -28,10 +28,10 @@ type receiver struct {
 	readers sync.WaitGroup
 }
 
-func listen(payloadBytes int, deliver func([]byte)) (*receiver, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func listen(host string, payloadBytes int, deliver func([]byte)) (*receiver, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		return nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
+		return nil, fmt.Errorf("listen on %s: %w", host, err)
 	}
 	r := &receiver{ln: ln, payloadBytes: payloadBytes, deliver: deliver}
 	r.readers.Add(1)

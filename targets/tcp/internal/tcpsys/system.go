@@ -24,10 +24,11 @@ func (System) Check(opts pubsub.Options, p pubsub.Params) error {
 	return opts.Unknown()
 }
 
-// Subscribe listens for the sources on 127.0.0.1 and a free port.
+// Subscribe listens for the sources on a free port of env.ListenAddress():
+// 127.0.0.1, or this host's address when the sources run on another host.
 func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options, p pubsub.Params,
 	receiver int, deliver func([]byte)) (pubsub.Receiver, error) {
-	return listen(p.PayloadBytes, deliver)
+	return listen(env.ListenAddress(), p.PayloadBytes, deliver)
 }
 
 // Connect opens one connection to each receiver.

@@ -16,8 +16,9 @@ import (
 // pollEvery is how often a receiver blocked in recv looks at its stop flag.
 const pollEvery = 100 * time.Millisecond
 
-// receiver is one SUB socket bound to 127.0.0.1 on a port of the kernel's
-// choosing, subscribed to every source's topic.
+// receiver is one SUB socket bound to env.ListenAddress() (127.0.0.1, or this
+// host's address when the sources run on another host) on a port of the
+// kernel's choosing, subscribed to every source's topic.
 type receiver struct {
 	endpoint string
 	stop     atomic.Bool
@@ -36,7 +37,7 @@ func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options
 	if err != nil {
 		return nil, fmt.Errorf("zeromq: SUB socket: %w", err)
 	}
-	endpoint, err := setUpSub(sock, hwm(nd, p.PayloadBytes), p.Sources)
+	endpoint, err := setUpSub(sock, env.ListenAddress(), hwm(nd, p.PayloadBytes), p.Sources)
 	if err != nil {
 		sock.Close()
 		return nil, err
@@ -46,7 +47,7 @@ func (System) Subscribe(ctx context.Context, env pubsub.Env, opts pubsub.Options
 	return rc, nil
 }
 
-func setUpSub(sock *zmq.Socket, hwm, sources int) (string, error) {
+func setUpSub(sock *zmq.Socket, host string, hwm, sources int) (string, error) {
 	if err := sock.SetRcvhwm(hwm); err != nil {
 		return "", fmt.Errorf("zeromq: ZMQ_RCVHWM: %w", err)
 	}
@@ -61,8 +62,8 @@ func setUpSub(sock *zmq.Socket, hwm, sources int) (string, error) {
 			return "", fmt.Errorf("zeromq: ZMQ_SUBSCRIBE %s: %w", pubsub.Topic(i), err)
 		}
 	}
-	if err := sock.Bind("tcp://127.0.0.1:*"); err != nil {
-		return "", fmt.Errorf("zeromq: bind tcp://127.0.0.1:*: %w", err)
+	if err := sock.Bind("tcp://" + host + ":*"); err != nil {
+		return "", fmt.Errorf("zeromq: bind tcp://%s:*: %w", host, err)
 	}
 	endpoint, err := sock.GetLastEndpoint()
 	if err != nil {
