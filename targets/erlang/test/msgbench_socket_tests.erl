@@ -333,3 +333,23 @@ wait_until_test() ->
          ok = msgbench_socket_open:wait_until(Due),
          ?assert(msgbench_measure:now() >= Due)
      end || Ahead <- [-1000, 0, 50000, 1500000, 5000000]].
+
+%% A server that goes away mid-sequence in the open loop: the client says
+%% which socket and how far it got, and its writer does not outlive it.
+open_loop_server_dies_test() ->
+    {ok, Listener} = gen_tcp:listen(0, [inet, {active, false} | msgbench_socket:socket_options(binary)]),
+    {ok, Port} = inet:port(Listener),
+    _ = spawn_link(fun() ->
+                           {ok, S} = gen_tcp:accept(Listener),
+                           [begin {ok, F} = gen_tcp:recv(S, 0), ok = gen_tcp:send(S, F) end
+                            || _ <- [1, 2]],
+                           gen_tcp:close(S)
+                   end),
+    Run = #{mode => echo, size => 10, messages => 20, sockets => 1, data => binary,
+            check_content => true, active => false, rate => 1000},
+    Before = erlang:system_info(process_count),
+    {error, true, internal, Message} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
+    ?assertMatch({match, _}, re:run(Message, "socket 1 after 2 of 20 messages")),
+    timer:sleep(100),
+    ?assert(erlang:system_info(process_count) =< Before),
+    ok = gen_tcp:close(Listener).
