@@ -5,9 +5,11 @@ defmodule MsgbenchEx.Socket do
   connection over `:gen_tcp` with `{packet, 4}` framing (the 4-byte length the spec
   wants, added and stripped by the driver) and passive reads (`active: false`), as
   the seed. Echo sends a message and waits for its echo; flow sends them all, shuts
-  its side down and waits for the server's one-message ACK.
+  its side down and waits for the server's one-message ACK. Echo at rate > 0 is the
+  open loop (`MsgbenchEx.SocketOpen`): a paced writer beside each reading Task.
   """
-  alias Msgbench.Kit.{Error, Measure, Options, Peer}
+  alias Msgbench.Kit.{Error, Histogram, Measure, Options, Peer}
+  alias MsgbenchEx.SocketOpen
 
   @ack <<6>>
   @max_values 251
@@ -37,7 +39,17 @@ defmodule MsgbenchEx.Socket do
           end
         end
 
-      run = if p["mode"] == "flow", do: &flow/3, else: &echo(&1, &2, &3, p["check_content"] == 1)
+      # rate is in the request only when > 0 (the spec's omit_at_default).
+      rate = Map.get(p, "rate", 0)
+      same? = &same?(&1, &2, p["check_content"] == 1)
+
+      run =
+        cond do
+          p["mode"] == "flow" -> &flow/3
+          rate > 0 -> &SocketOpen.run(&1, &2, &3, p["sockets"] * 1.0e9 / rate, same?)
+          true -> &echo(&1, &2, &3, p["check_content"] == 1)
+        end
+
       t0 = Measure.now_ns()
 
       outs =
@@ -54,7 +66,7 @@ defmodule MsgbenchEx.Socket do
       sum = fn key -> outs |> Enum.map(&Map.fetch!(&1, key)) |> Enum.sum() end
       flow? = p["mode"] == "flow"
 
-      %{
+      result = %{
         measured: %{
           elapsed_ns: Enum.map(outs, & &1.elapsed_ns),
           wall_ns: wall_ns,
@@ -68,9 +80,20 @@ defmodule MsgbenchEx.Socket do
           content_mismatches: sum.(:mismatches)
         }
       }
+
+      if rate > 0, do: with_latency(result, outs), else: result
     after
       Peer.stop(peer)
     end
+  end
+
+  # The open loop's round trips from their intended send times, all sockets together.
+  defp with_latency(result, outs) do
+    latency = outs |> Enum.map(& &1.latency) |> Enum.reduce(%Histogram{}, &Histogram.merge/2)
+
+    result
+    |> put_in([:measured, :latency_max_ns], latency.max)
+    |> Map.put(:histograms, %{latency_ns: Histogram.sparse(latency)})
   end
 
   # Messages of one value each, the value changing per message (0..250) so a stale echo is caught.

@@ -77,4 +77,71 @@ defmodule MsgbenchEx.TargetTest do
     assert <<0x82, 126, 300::16, _::binary-size(300)>> =
              IO.iodata_to_binary(WebSocket.encode(:binary, :binary.copy("a", 300)))
   end
+
+  # An echo server on one connection that waits delay_ms before each echo; returns its port.
+  defp delayed_echo_server(delay_ms) do
+    {:ok, listener} = :gen_tcp.listen(0, [:binary, packet: 4, active: false, nodelay: true])
+    {:ok, port} = :inet.port(listener)
+
+    spawn_link(fn ->
+      {:ok, socket} = :gen_tcp.accept(listener)
+      :gen_tcp.close(listener)
+      delayed_echo(socket, delay_ms)
+    end)
+
+    port
+  end
+
+  defp delayed_echo(socket, delay_ms) do
+    case :gen_tcp.recv(socket, 0) do
+      {:ok, frame} ->
+        Process.sleep(delay_ms)
+        :ok = :gen_tcp.send(socket, frame)
+        delayed_echo(socket, delay_ms)
+
+      {:error, :closed} ->
+        :gen_tcp.close(socket)
+    end
+  end
+
+  # messages of 100 bytes on one socket at rate/s against a server delaying each echo.
+  defp open_run(messages, rate, delay_ms) do
+    port = delayed_echo_server(delay_ms)
+    {:ok, socket} = :gen_tcp.connect(~c"127.0.0.1", port, [:binary, packet: 4, active: false, nodelay: true])
+    payloads = {:binary.copy(<<0>>, 100), :binary.copy(<<1>>, 100)}
+    out = MsgbenchEx.SocketOpen.run(socket, payloads, messages, 1.0e9 / rate, &(&1 == &2))
+    :gen_tcp.close(socket)
+    out
+  end
+
+  test "the open loop times every echo once and checks it" do
+    out = open_run(40, 2000, 0)
+    assert %{sent: 40, received: 40, sent_bytes: 4000, received_bytes: 4000, mismatches: 0} = out
+    assert out.latency.count == 40
+    assert [last, _] = List.last(Msgbench.Kit.Histogram.sparse(out.latency))
+    assert last == Msgbench.Kit.Histogram.index(out.latency.max)
+  end
+
+  test "the open loop's writer keeps to the rate: 20 messages at 200/s take at least 95 ms" do
+    assert open_run(20, 200, 0).elapsed_ns >= 95_000_000
+  end
+
+  @tag timeout: 30_000
+  test "the open loop counts latency from the intended time: a slow server makes it grow" do
+    # 20 ms per echo, one message offered per ms: echo i returns about 19 * i ms after its
+    # intended time, so the last about 380 ms; without the delay it stays far below.
+    assert open_run(20, 1000, 20).latency.max >= 380_000_000
+    assert open_run(20, 1000, 0).latency.max < 200_000_000
+  end
+
+  test "the pacer's intended times and wait" do
+    assert MsgbenchEx.SocketOpen.intended(1000, 50.0, 7) == 1350
+    assert MsgbenchEx.SocketOpen.intended(0, 333.3333333, 1000) == 333_333
+
+    for ahead <- [-1000, 0, 50_000, 1_500_000, 5_000_000] do
+      due = Msgbench.Kit.Measure.now_ns() + ahead
+      :ok = MsgbenchEx.SocketOpen.wait_until(due)
+      assert Msgbench.Kit.Measure.now_ns() >= due
+    end
+  end
 end

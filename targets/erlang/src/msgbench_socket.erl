@@ -24,17 +24,22 @@
                  sockets := pos_integer(),
                  data := data(),
                  check_content := boolean(),
-                 active := msgbench_erlang_options:socket_active()}.
+                 active := msgbench_erlang_options:socket_active(),
+                 %% echo: round trips/s offered in all sockets together, open
+                 %% loop (msgbench_socket_open); 0: closed loop.
+                 rate := number()}.
 
 %% What the clients measured and counted (all sockets together, except
-%% elapsed, one per socket; times in ns).
+%% elapsed, one per socket; times in ns). Open loop: the latencies too.
 -type outcome() :: #{elapsed := [integer()],
                      wall := integer(),
                      sent := non_neg_integer(),
                      sent_bytes := non_neg_integer(),
                      received := non_neg_integer(),
                      received_bytes := non_neg_integer(),
-                     mismatches := non_neg_integer()}.
+                     mismatches := non_neg_integer(),
+                     latency => [[non_neg_integer()]],
+                     latency_max => integer()}.
 
 -type payload() :: binary() | [byte()].
 
@@ -285,12 +290,16 @@ run(#{size := Size, messages := Messages, sockets := Sockets, data := Data} = Ru
                      own
              end,
     Coordinator = self(),
-    Watchdog = watchdog(Coordinator),
+    Watchdog = watchdog(Coordinator, idle_ms(Run), ?WATCH_EVERY_MS),
+    Latency = case Run of
+                  #{mode := echo, rate := Rate} when Rate > 0 -> msgbench_histogram:new_merged();
+                  _ -> none
+              end,
     try
         Clients = [begin
                        {Pid, Monitor} = spawn_monitor(fun() ->
                                                               client(Coordinator, Watchdog, K, Run, Source,
-                                                                     Host, Port)
+                                                                     Latency, Host, Port)
                                                       end),
                        {Pid, {K, Monitor}}
                    end || K <- lists:seq(1, Sockets)],
@@ -300,7 +309,7 @@ run(#{size := Size, messages := Messages, sockets := Sockets, data := Data} = Ru
                 erlang:garbage_collect(),
                 Release = msgbench_measure:now(),
                 _ = [Pid ! {go, Coordinator} || {Pid, _} <- Clients],
-                collect(ById, Messages, Release, []);
+                with_latency(Latency, collect(ById, Messages, Release, []));
             {error, _Lost, _Kind, _Message} = Error ->
                 stop_clients(ById),
                 Error
@@ -310,6 +319,21 @@ run(#{size := Size, messages := Messages, sockets := Sockets, data := Data} = Ru
         exit(Watchdog, kill),
         _ = Source =:= own orelse persistent_term:erase(Key)
     end.
+
+%% An open loop's socket may be quiet between messages for sockets / rate
+%% s: the watchdog allows that on top of its limit.
+idle_ms(#{mode := echo, rate := Rate, sockets := Sockets}) when Rate > 0 ->
+    ?IDLE_MS + ceil(Sockets * 1000 / Rate);
+idle_ms(_Run) ->
+    ?IDLE_MS.
+
+%% The open loop's histogram, all sockets together, and its largest value.
+with_latency(none, Outcome) ->
+    Outcome;
+with_latency(Merged, {ok, Outcome}) ->
+    {ok, Outcome#{latency => msgbench_histogram:pairs(Merged)}};
+with_latency(_Merged, Error) ->
+    Error.
 
 await_connected(_ById, 0) ->
     ok;
@@ -335,11 +359,15 @@ await_connected(ById, Left) ->
 collect(ById, _Messages, Release, Done) when length(Done) =:= map_size(ById) ->
     Wall = lists:max([Ended || #{ended := Ended} <- Done]) - Release,
     Sum = fun(Key) -> lists:sum([maps:get(Key, D) || D <- Done]) end,
-    {ok, #{elapsed => [Elapsed || #{elapsed := Elapsed} <- Done],
-           wall => max(Wall, 1),
-           sent => Sum(sent), sent_bytes => Sum(sent_bytes),
-           received => Sum(received), received_bytes => Sum(received_bytes),
-           mismatches => Sum(mismatches)}};
+    Outcome = #{elapsed => [Elapsed || #{elapsed := Elapsed} <- Done],
+                wall => max(Wall, 1),
+                sent => Sum(sent), sent_bytes => Sum(sent_bytes),
+                received => Sum(received), received_bytes => Sum(received_bytes),
+                mismatches => Sum(mismatches)},
+    case [Max || #{latency_max := Max} <- Done] of
+        [] -> {ok, Outcome};
+        Maxima -> {ok, Outcome#{latency_max => lists:max(Maxima)}}
+    end;
 collect(ById, Messages, Release, Done) ->
     receive
         {done, Pid, Counts} when is_map_key(Pid, ById) ->
@@ -389,7 +417,7 @@ describe_reason(Reason) when is_atom(Reason) ->
 describe_reason(Reason) ->
     io_lib:format("~0P", [Reason, 20]).
 
-client(Coordinator, Watchdog, K, Run, Source, Host, Port) ->
+client(Coordinator, Watchdog, K, Run, Source, Latency, Host, Port) ->
     #{size := Size, messages := Messages, data := Data, active := Active} = Run,
     Frames = case Source of
                  {shared, Key} -> persistent_term:get(Key);
@@ -403,7 +431,7 @@ client(Coordinator, Watchdog, K, Run, Source, Host, Port) ->
                 {go, Coordinator} -> ok
             end,
             ok = arm(Socket, Active),
-            Coordinator ! case sequence(Socket, Run, Frames) of
+            Coordinator ! case sequence(Socket, Run, Frames, Latency) of
                               {ok, Counts} -> {done, self(), Counts};
                               {failed, Reason, Completed} -> {failed, self(), Reason, Completed}
                           end,
@@ -418,8 +446,10 @@ client(Coordinator, Watchdog, K, Run, Source, Host, Port) ->
 arm(Socket, N) when is_integer(N) -> inet:setopts(Socket, [{active, N}]);
 arm(_Socket, _Active) -> ok.
 
+sequence(Socket, #{mode := echo, rate := Rate} = Run, Frames, Latency) when Rate > 0 ->
+    msgbench_socket_open:sequence(Socket, Run, Frames, Latency);
 sequence(Socket, #{mode := echo, messages := Messages, check_content := Check,
-                   active := Active}, Frames) ->
+                   active := Active}, Frames, _Latency) ->
     FrameBytes = payload_bytes(element(1, Frames)),
     Start = msgbench_measure:now(),
     case echo(Socket, Active, Frames, tuple_size(Frames), Check, FrameBytes, Messages,
@@ -433,7 +463,7 @@ sequence(Socket, #{mode := echo, messages := Messages, check_content := Check,
         {failed, _Reason, _Completed} = Failed ->
             Failed
     end;
-sequence(Socket, #{mode := flow, messages := Messages, active := Active}, Frames) ->
+sequence(Socket, #{mode := flow, messages := Messages, active := Active}, Frames, _Latency) ->
     FrameBytes = payload_bytes(element(1, Frames)),
     Start = msgbench_measure:now(),
     case flow(Socket, Frames, tuple_size(Frames), FrameBytes, Messages, 0, 0) of

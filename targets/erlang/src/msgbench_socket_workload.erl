@@ -27,18 +27,21 @@ configure(#{<<"params">> := #{<<"mode">> := Mode, <<"size">> := Size,
                               <<"data">> := Data, <<"placement">> := Placement,
                               <<"check_content">> := CheckContent, <<"port">> := Port}} = Request,
           #{active := Active}) ->
+    %% rate is in the request only when > 0 (the spec's omit_at_default).
+    Rate = maps:get(<<"rate">>, maps:get(<<"params">>, Request), 0),
     Run = #{mode => binary_to_existing_atom(Mode),
             size => Size,
             messages => TotalBytes div Size,
             sockets => Sockets,
             data => binary_to_existing_atom(Data),
             check_content => CheckContent =:= 1,
-            active => Active},
+            active => Active,
+            rate => Rate},
     {ok, #{run => Run, remote => Placement =:= <<"remote">>, port => Port, request => Request}}.
 
 %% The client's side: the server started, the sequence run, the server's
 %% count read.
--spec measure(config()) -> {ok, #{measured := map(), verify := map()}}
+-spec measure(config()) -> {ok, #{measured := map(), verify := map(), histograms => map()}}
                                | {error, msgbench_worker:error_kind(), iodata()}.
 measure(#{run := #{sockets := Sockets} = Run, remote := Remote} = Config) ->
     Checks = [fun() -> msgbench_limits:process_headroom(io_lib:format("sockets = ~w", [Sockets]),
@@ -49,7 +52,8 @@ measure(#{run := #{sockets := Sockets} = Run, remote := Remote} = Config) ->
         {ok, PeerConfig} ->
             case with_peer(PeerConfig, Config) of
                 {ok, Outcome, Served} ->
-                    {ok, #{measured => measured(Outcome), verify => verify(Run, Outcome, Served)}};
+                    {ok, latency(Outcome, #{measured => measured(Outcome),
+                                            verify => verify(Run, Outcome, Served)})};
                 {error, _Kind, _Message} = Error ->
                     Error
             end;
@@ -116,6 +120,13 @@ sequence(Peer, Run, Host, Port) ->
 %% receiver has every byte). The harness takes the means and rates.
 measured(#{elapsed := Elapsed, wall := Wall}) ->
     #{elapsed_ns => Elapsed, wall_ns => Wall, peak_rss_bytes => msgbench_measure:peak_rss_bytes()}.
+
+%% Open loop: each round trip from its intended send time, all sockets
+%% together, and the largest.
+latency(#{latency := Latency, latency_max := Max}, #{measured := Measured} = Result) ->
+    Result#{measured := Measured#{latency_max_ns => Max}, histograms => #{latency_ns => Latency}};
+latency(_Outcome, Result) ->
+    Result.
 
 %% echo: the echoes back at the clients; flow: what the server took.
 received(echo, #{received := Received, received_bytes := Bytes}, _Served) -> {Received, Bytes};

@@ -168,7 +168,7 @@ line() ->
 
 run(Mode, Data, Active, Sockets) ->
     Run = #{mode => Mode, size => 100, messages => 50, sockets => Sockets, data => Data,
-            check_content => true, active => Active},
+            check_content => true, active => Active, rate => 0},
     _ = start_server(Run, 0),
     #{type := listening, port := Port} = line(),
     {ok, Outcome} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
@@ -199,7 +199,7 @@ port_in_use_test() ->
     {ok, Taken} = gen_tcp:listen(0, [inet]),
     {ok, Port} = inet:port(Taken),
     Run = #{mode => echo, size => 10, messages => 1, sockets => 1, data => binary,
-            check_content => true, active => false},
+            check_content => true, active => false, rate => 0},
     _ = start_server(Run, Port),
     receive
         {server_returned, {error, resource, Message}} ->
@@ -211,7 +211,7 @@ port_in_use_test() ->
 %% A server whose stdin closes gives up at once.
 stdin_closes_test() ->
     Run = #{mode => echo, size => 10, messages => 1, sockets => 2, data => binary,
-            check_content => true, active => false},
+            check_content => true, active => false, rate => 0},
     Server = start_server(Run, 0),
     #{type := listening} = line(),
     receive {stdin_watcher, Server, Watcher} -> Watcher ! {stdin, close} end,
@@ -234,7 +234,7 @@ server_dies_test() ->
                            gen_tcp:close(S)
                    end),
     Run = #{mode => echo, size => 10, messages => 5, sockets => 1, data => binary,
-            check_content => true, active => false},
+            check_content => true, active => false, rate => 0},
     {error, true, internal, Message} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
     ?assertMatch({match, _}, re:run(Message, "socket 1 after 1 of 5 messages")),
     ok = gen_tcp:close(Listener).
@@ -253,6 +253,103 @@ stale_echo_is_counted_test() ->
                            {error, closed} = gen_tcp:recv(S, 0)
                    end),
     Run = #{mode => echo, size => 10, messages => 4, sockets => 1, data => binary,
-            check_content => false, active => false},
+            check_content => false, active => false, rate => 0},
     {ok, #{mismatches := 3, received := 4}} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
+    ok = gen_tcp:close(Listener).
+
+%%--------------------------------------------------------------------
+%% Open loop (echo at rate > 0): the pacer and the latency
+%%--------------------------------------------------------------------
+
+%% An echo server on one connection that waits DelayMs before each echo.
+delayed_echo_server(DelayMs) ->
+    {ok, Listener} = gen_tcp:listen(0, [inet, {active, false} | msgbench_socket:socket_options(binary)]),
+    {ok, Port} = inet:port(Listener),
+    _ = spawn_link(fun() ->
+                           {ok, S} = gen_tcp:accept(Listener),
+                           ok = gen_tcp:close(Listener),
+                           delayed_echo(S, DelayMs)
+                   end),
+    Port.
+
+delayed_echo(S, DelayMs) ->
+    case gen_tcp:recv(S, 0) of
+        {ok, Frame} ->
+            timer:sleep(DelayMs),
+            ok = gen_tcp:send(S, Frame),
+            delayed_echo(S, DelayMs);
+        {error, closed} ->
+            gen_tcp:close(S)
+    end.
+
+open_run(Active, Messages, Rate, DelayMs) ->
+    Run = #{mode => echo, size => 100, messages => Messages, sockets => 1, data => binary,
+            check_content => true, active => Active, rate => Rate},
+    {ok, Outcome} = msgbench_socket:run(Run, {127, 0, 0, 1}, delayed_echo_server(DelayMs)),
+    Outcome.
+
+count(Pairs) -> lists:sum([Count || [_, Count] <- Pairs]).
+
+%% Every echo is timed once; the largest latency is in the histogram's
+%% last bucket.
+open_loop_counts_every_echo_test_() ->
+    [{lists:flatten(io_lib:format("~w", [Active])),
+      fun() ->
+              #{received := 40, mismatches := 0, sent := 40, latency := Latency,
+                latency_max := Max} = open_run(Active, 40, 2000, 0),
+              ?assertEqual(40, count(Latency)),
+              [LastBucket, _] = lists:last(Latency),
+              ?assertEqual(msgbench_histogram:bucket(Max), LastBucket)
+      end} || Active <- [false, once, 4]].
+
+%% The writer keeps to the rate: 20 messages at 200/s take at least the 95
+%% ms to message 19's intended time, however fast the echoes.
+open_loop_is_paced_test() ->
+    #{elapsed := [Elapsed]} = open_run(false, 20, 200, 0),
+    ?assert(Elapsed >= 95000000).
+
+%% A server that takes 20 ms per echo, offered one message per ms: the
+%% writer does not wait for it, so echo i returns about 19 * i ms after its
+%% intended time and the latency grows to about 380 ms; a server without
+%% delay keeps it far below.
+open_loop_latency_counts_from_the_intended_time_test_() ->
+    {timeout, 30,
+     fun() ->
+             #{latency_max := Slow, sent := 20} = open_run(false, 20, 1000, 20),
+             #{latency_max := Fast} = open_run(false, 20, 1000, 0),
+             ?assert(Slow >= 380000000),
+             ?assert(Fast < 200000000)
+     end}.
+
+intended_test() ->
+    ?assertEqual(1000, msgbench_socket_open:intended(1000, 0.0, 7)),
+    ?assertEqual(1000 + 350, msgbench_socket_open:intended(1000, 50.0, 7)),
+    %% A fraction of a ns per message does not drift: 1/3 us apart.
+    ?assertEqual(333333, msgbench_socket_open:intended(0, 333.3333333, 1000)).
+
+wait_until_test() ->
+    [begin
+         Due = msgbench_measure:now() + Ahead,
+         ok = msgbench_socket_open:wait_until(Due),
+         ?assert(msgbench_measure:now() >= Due)
+     end || Ahead <- [-1000, 0, 50000, 1500000, 5000000]].
+
+%% A server that goes away mid-sequence in the open loop: the client says
+%% which socket and how far it got, and its writer does not outlive it.
+open_loop_server_dies_test() ->
+    {ok, Listener} = gen_tcp:listen(0, [inet, {active, false} | msgbench_socket:socket_options(binary)]),
+    {ok, Port} = inet:port(Listener),
+    _ = spawn_link(fun() ->
+                           {ok, S} = gen_tcp:accept(Listener),
+                           [begin {ok, F} = gen_tcp:recv(S, 0), ok = gen_tcp:send(S, F) end
+                            || _ <- [1, 2]],
+                           gen_tcp:close(S)
+                   end),
+    Run = #{mode => echo, size => 10, messages => 20, sockets => 1, data => binary,
+            check_content => true, active => false, rate => 1000},
+    Before = erlang:system_info(process_count),
+    {error, true, internal, Message} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
+    ?assertMatch({match, _}, re:run(Message, "socket 1 after 2 of 20 messages")),
+    timer:sleep(100),
+    ?assert(erlang:system_info(process_count) =< Before),
     ok = gen_tcp:close(Listener).

@@ -67,4 +67,13 @@ class FrameReader {
   }
 }
 
-module.exports = { makeFrames, FrameReader, HEADER_BYTES, ACK };
+// sameEcho says whether an echoed payload is the frame that was sent: all of it with
+// checkContent, else its length, first and last byte.
+function sameEcho(payload, frame, checkContent) {
+  const sent = frame.subarray(HEADER_BYTES);
+  const last = sent.length - 1;
+  return checkContent ? payload.equals(sent)
+    : payload.length === sent.length && payload[0] === sent[0] && payload[last] === sent[last];
+}
+
+module.exports = { makeFrames, FrameReader, sameEcho, HEADER_BYTES, ACK };

@@ -3,13 +3,17 @@
 // peer), opens `sockets` connections with net, and runs echo (one frame at a time, the
 // next when its echo is back whole) or flow (write as fast as the socket takes frames,
 // awaiting 'drain' when write() says the buffer is full, then shut down and wait for
-// the server's ACK) on every connection at once, on the one event loop.
+// the server's ACK) on every connection at once, on the one event loop. Echo at rate > 0
+// is the open loop (socket-open.js): a paced writer and a timed reader per connection.
 
 const net = require('node:net');
 const path = require('node:path');
 const { once } = require('node:events');
-const { nowNs, peakRssBytes, Options, Peer, peerArgv, peerHost, unsupported, internal } = require('msgbench-kit');
-const { makeFrames, FrameReader, ACK } = require('./frames');
+const {
+  nowNs, peakRssBytes, Histogram, Options, Peer, peerArgv, peerHost, unsupported, internal,
+} = require('msgbench-kit');
+const { makeFrames, FrameReader, sameEcho, ACK } = require('./frames');
+const { openEcho } = require('./socket-open');
 
 const LISTENING_WITHIN_MS = 30000;
 const SERVED_WITHIN_MS = 30000;
@@ -35,11 +39,7 @@ async function echo(socket, frames, messages, checkContent) {
     if (payload === null) throw internal(`the server closed the connection after ${out.received} echoes`);
     out.received += 1;
     out.receivedBytes += payload.length;
-    const sent = frame.subarray(4);
-    const last = sent.length - 1;
-    const same = checkContent ? payload.equals(sent)
-      : payload.length === sent.length && payload[0] === sent[0] && payload[last] === sent[last];
-    if (!same) out.mismatches += 1;
+    if (!sameEcho(payload, frame, checkContent)) out.mismatches += 1;
   }
   out.elapsedNs = nowNs() - start;
   socket.end();
@@ -64,6 +64,15 @@ async function flow(socket, frames, messages) {
   return out;
 }
 
+// withLatency adds the open loop's round trips from their intended times, all sockets together.
+function withLatency(result, outs) {
+  const latency = new Histogram();
+  for (const o of outs) latency.merge(o.latency);
+  result.measured.latency_max_ns = latency.max;
+  result.histograms = { latency_ns: latency.sparse() };
+  return result;
+}
+
 async function measure(request) {
   new Options(request.options).unknown();
   const p = request.params;
@@ -78,12 +87,18 @@ async function measure(request) {
     const sockets = [];
     for (let k = 0; k < p.sockets; k += 1) sockets.push(await connect(host, port));
     const t0 = nowNs();
-    const outs = await Promise.all(sockets.map((s) => (flowMode ? flow(s, frames, messages)
-      : echo(s, frames, messages, p.check_content === 1))));
+    // rate is in the request only when > 0 (the spec's omit_at_default).
+    const rate = p.rate || 0;
+    const run = (s) => {
+      if (flowMode) return flow(s, frames, messages);
+      if (rate > 0) return openEcho(s, frames, messages, p.check_content === 1, (p.sockets * 1e9) / rate);
+      return echo(s, frames, messages, p.check_content === 1);
+    };
+    const outs = await Promise.all(sockets.map(run));
     const wallNs = nowNs() - t0;
     const served = await peer.next('served', SERVED_WITHIN_MS);
     const sum = (key) => outs.reduce((total, o) => total + o[key], 0);
-    return {
+    const result = {
       measured: { elapsed_ns: outs.map((o) => o.elapsedNs), wall_ns: wallNs, peak_rss_bytes: peakRssBytes() },
       verify: {
         messages_sent: sum('sent'), bytes_sent: sum('sentBytes'),
@@ -92,6 +107,7 @@ async function measure(request) {
         content_mismatches: sum('mismatches'),
       },
     };
+    return rate > 0 ? withLatency(result, outs) : result;
   } finally {
     await peer.stop();
   }
