@@ -307,18 +307,43 @@ def _asked_version(t: Target) -> tuple[int | None, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def build(t: Target, quiet: bool = True) -> None:
-    """Build a target in its folder; raise with the build's output when it fails."""
+def build(t: Target, quiet: bool = True, log: Path | None = None, jobs: int | None = None,
+          idle: bool = False) -> None:
+    """Build a target in its folder; raise with the build's output when it fails.
+
+    log: keep the build's whole output in this file (a build beside others keeps its own;
+    the error names the file and ends with the output's tail). jobs: compile jobs within
+    the build (MAKEFLAGS -jN for the Makefile, CARGO_BUILD_JOBS for cargo). idle: at the
+    scheduler's idle priority (SCHED_IDLE, which its compilers inherit), so that a build
+    beside a measurement takes only the CPU time the measurement leaves."""
     require_installed(t)
     if not t.build:
         return
-    proc = subprocess.run(
-        ["bash", "-c", t.build], cwd=t.folder, env=t.build_env(), capture_output=quiet, text=True, check=False
-    )
+    env = t.build_env()
+    if jobs:
+        env |= {"MAKEFLAGS": f"-j{jobs}", "CARGO_BUILD_JOBS": str(jobs)}
+    argv = [*_idle_prefix(), "bash", "-c", t.build] if idle else ["bash", "-c", t.build]
+    if log is None:
+        proc = subprocess.run(argv, cwd=t.folder, env=env, capture_output=quiet, text=True,
+                              check=False)
+        output = (proc.stdout or "") + (proc.stderr or "")
+    else:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "w+") as out:
+            proc = subprocess.run(argv, cwd=t.folder, env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, text=True, check=False)
+            out.seek(0)
+            output = out.read()
     if proc.returncode != 0:
-        output = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]
+        where = f"; whole output in {log}" if log is not None else ""
         raise TargetError(f"building target {t.label} failed ({t.build!r} in {t.folder}, exit "
-                          f"{proc.returncode}):\n{output}")
+                          f"{proc.returncode}{where}):\n{output[-4000:]}")
+
+
+def _idle_prefix() -> list[str]:
+    """The command that runs a build at idle priority: chrt (util-linux) for SCHED_IDLE,
+    else nice 19, the lowest weight a normal process has."""
+    return ["chrt", "--idle", "0"] if shutil.which("chrt") else ["nice", "-n", "19"]
 
 
 def runtime_version(t: Target) -> str:
