@@ -36,6 +36,7 @@ from msgbench.hosts import inventory as hosts
 from msgbench.running import building, builds, calibrate, eta, probe, suites, tuning
 from msgbench.running import workloads as workload_runs
 from msgbench.running.beside import BuildsBeside
+from msgbench.running.progress import duration
 from msgbench.running.runner import (
     DEFAULT_BUDGET_PRECISION,
     DEFAULT_TIMEOUT_S,
@@ -210,6 +211,9 @@ def _run_output_and_builds(p) -> None:
     p.add_argument("--wide", action="store_true",
                    help="the table with every column: each point's min, max and parameters, however wide")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
+    p.add_argument("--dry-run", action="store_true",
+                   help="measure nothing: each point of the plan with what one repetition cost in earlier runs, "
+                        "and the planned total against the budget")
     p.add_argument("--build", action="append", default=[], metavar="TARGET:LABEL[=FOLDER]",
                    help="measure this build of a target's runtime (FOLDER first on PATH), interleaved with "
                         "the target's other builds; give it once per build, e.g. --build erlang:otp25=/usr/lib/"
@@ -486,6 +490,8 @@ def cmd_run(args) -> int:
     plan.check_placement(strict=not args.suite)
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
+    if args.dry_run:
+        return _print_plan(plan, _store(args))
     beside = None
     if not args.no_build and not declared_builds:  # built beside the run, each scenario once its targets are
         beside = _builds_beside(plan)
@@ -535,6 +541,39 @@ def cmd_run(args) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
+# A repetition longer than this is no longer a quick one (a JVM's start is about a second
+# of it); the dry run marks it.
+QUICK_REPETITION_S = 5.0
+
+
+def _print_plan(plan, store) -> int:
+    """--dry-run: each point, what one repetition cost in the store's recent runs (the
+    worker's wall time; the harness adds a little), and the planned total."""
+    walls = eta.each(plan.jobs, store)
+    rows = [["point", "repetitions", "each", "point total"]]
+    total, unknown = 0.0, 0
+    for job, wall in zip(plan.jobs, walls, strict=True):
+        count = job.warmup + job.repeat
+        if wall is None:
+            unknown += 1
+        else:
+            total += wall * count
+        flag = " (long)" if wall is not None and wall > QUICK_REPETITION_S else ""
+        rows.append([job.label, str(count), "never measured" if wall is None else f"{wall:.1f} s{flag}",
+                     "" if wall is None else f"{wall * count:.0f} s"])
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    line = f"planned: {len(plan.jobs)} points, {duration(total)} of repetitions"
+    if unknown:
+        line += f" and {unknown} point{'s' if unknown != 1 else ''} never measured"
+    if plan.budget_s is not None:
+        line += (f"; budget {duration(plan.budget_s)}: the planned repetitions always run, added ones only "
+                 "within it")
+    print(line)
+    return EXIT_OK
+
+
 def _builds_beside(plan) -> BuildsBeside:
     """The builds of the plan's targets (and of a server kind's load generator), two at a
     time at idle priority, not started yet; each scenario waits for its own."""
@@ -579,6 +618,10 @@ def _say_estimate(plan, store) -> None:
     guess = eta.estimate(plan.jobs, store)
     if guess.seconds >= eta.WORTH_SAYING_S and guess.text():
         print(f"msgbench: {guess.text()}", file=sys.stderr)
+    if plan.budget_s is not None and guess.seconds > plan.budget_s:  # the budget cannot hold them back
+        print(f"msgbench: the planned repetitions alone should take {duration(guess.seconds)}, over the "
+              f"{duration(plan.budget_s)} budget, which bounds only the repetitions added after them",
+              file=sys.stderr)
 
 
 def _refuse_skipped_builds(plan, declared: dict, allowed: bool) -> None:

@@ -132,3 +132,13 @@ def test_a_build_beside_a_run_is_at_idle_priority_with_its_compile_jobs(fake_tar
     assert said.startswith("-j2 2\n") and "SCHED_IDLE" in said
     targets.build(t, log=log)
     assert "SCHED_OTHER" in log.read_text()
+
+
+def test_a_cancelled_builder_starts_nothing_more_and_lets_the_running_build_end(tmp_path):
+    release, ran = threading.Event(), []
+    steps = {"long": lambda: (release.wait(10), ran.append("long")), "next": lambda: ran.append("next")}
+    builder = building.Builder(steps, 1, tmp_path / "t.json", say=lambda line: None).start()
+    assert builder.wait_any(timeout=0.2) is None and builder.under_way() == ["long"]
+    builder.cancel()
+    release.set()
+    assert [b.name for b in builder.join()] == ["long"] and ran == ["long"]

@@ -144,6 +144,13 @@ class Builder:
             if count < len(self.steps):
                 self._changed.wait_for(lambda: len(self.done) > count, timeout)
 
+    def cancel(self) -> None:
+        """Start nothing more (a run that ends early: Ctrl-C); what runs ends as it ends."""
+        with self._changed:
+            self.steps = {n: step for n, step in self.steps.items() if n not in self.waiting}
+            self.waiting.clear()
+            self._changed.notify_all()
+
     def join(self) -> list[Built]:
         """Wait for every step; remember their times; return them in the order they ended."""
         self.wait(list(self.steps))
