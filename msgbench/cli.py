@@ -528,7 +528,11 @@ def cmd_run(args) -> int:
     if beside:
         beside.builder.start()
     shown = _scenario_rows(store, args.wide) if args.format == "table" else None
-    run_id, status = execute(plan, store, args.suite, beside=beside, on_scenario=shown)
+    try:
+        run_id, status = execute(plan, store, args.suite, beside=beside, on_scenario=shown)
+    finally:
+        if beside:
+            beside.builder.cancel()  # a run ended early: builds not started yet never will be
     if beside and beside.builder.ended_at is not None:
         phases.span("builds", beside.builder.began_at, beside.builder.ended_at)
     doc = results.run_document(store, [run_id])

@@ -459,8 +459,6 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     finally:
         # Still under our handlers: a Ctrl-C now waits until the run's status is stored.
         with interrupts.deferred():
-            if beside:
-                beside.builder.cancel()  # builds not started yet never will be
             os.sched_setaffinity(0, harness_cpus)
             progress.close()
             store.finish_run(run_id, status)
