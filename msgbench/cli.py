@@ -531,8 +531,9 @@ def cmd_run(args) -> int:
     try:
         run_id, status = execute(plan, store, args.suite, beside=beside, on_scenario=shown)
     finally:
-        if beside:
-            beside.builder.cancel()  # a run ended early: builds not started yet never will be
+        if beside:  # a run that ended early: builds not started never will be, running ones end
+            beside.builder.cancel()
+            beside.yielding.stop()
     if beside and beside.builder.ended_at is not None:
         phases.span("builds", beside.builder.began_at, beside.builder.ended_at)
     doc = results.run_document(store, [run_id])
@@ -582,8 +583,9 @@ def _builds_beside(plan) -> BuildsBeside:
     """The builds of the plan's targets (and of a server kind's load generator), two at a
     time at idle priority, not started yet; each scenario waits for its own."""
     chosen = {j.target.label: j.target for j in plan.jobs}
+    yielding = building.Yielding()
     steps = {label: functools.partial(targets.build, t, log=_build_logs() / f"{label}.log", jobs=os.cpu_count(),
-                                      idle=True)
+                                      group=yielding)
              for label, t in chosen.items()}
     kinds = {workload_runs.server_kind(j.scenario.workload, j.params) for j in plan.jobs} - {None}
     for kind in kinds:
@@ -593,12 +595,13 @@ def _builds_beside(plan) -> BuildsBeside:
         kind = workload_runs.server_kind(job.scenario.workload, job.params)
         return [job.target.label] + ([f"{kind.generator_role} load generator"] if kind else [])
 
-    print(f"msgbench: building {len(steps)} beside the run, {os.cpu_count() or 1} at a time at idle priority "
+    print(f"msgbench: building {len(steps)} beside the run, {os.cpu_count() or 1} at a time, at idle priority while "
+          "it measures "
           f"(each build's output in {_build_logs()}); each scenario starts once its targets are built",
           file=sys.stderr)
     builder = building.Builder(steps, os.cpu_count() or 1, _build_times_file(),
                                say=lambda line: print(f"msgbench: {line}", file=sys.stderr))
-    return BuildsBeside(builder, needs)
+    return BuildsBeside(builder, needs, yielding)
 
 
 def _scenario_rows(store, wide: bool):

@@ -3,7 +3,10 @@ each one's failure kept with its message, and the times remembered."""
 
 import dataclasses
 import json
+import os
+import subprocess
 import threading
+import time
 
 import pytest
 
@@ -124,21 +127,49 @@ def test_a_target_build_keeps_its_whole_output_in_its_log_and_the_error_names_it
     assert f"whole output in {log}" in str(failed.value) and "the compiler refused" in str(failed.value)
 
 
-def test_a_build_beside_a_run_is_at_idle_priority_with_its_compile_jobs(fake_targets, tmp_path):
-    t = dataclasses.replace(targets.target("fake"), build='echo "$MAKEFLAGS $CARGO_BUILD_JOBS"; chrt -p $$')
+def test_a_build_beside_a_run_has_its_own_process_group_and_its_compile_jobs(fake_targets, tmp_path):
+    class Groups:
+        def __init__(self):
+            self.added, self.removed = [], []
+
+        def add(self, pgid):
+            self.added.append(pgid)
+
+        def remove(self, pgid):
+            self.removed.append(pgid)
+
+    groups = Groups()
+    t = dataclasses.replace(targets.target("fake"), build='echo "$MAKEFLAGS $CARGO_BUILD_JOBS"; ps -o pgid= $$')
     log = tmp_path / "fake.log"
-    targets.build(t, log=log, jobs=2, idle=True)
-    said = log.read_text()
-    assert said.startswith("-j2 2\n") and "SCHED_IDLE" in said
-    targets.build(t, log=log)
-    assert "SCHED_OTHER" in log.read_text()
+    targets.build(t, log=log, jobs=2, group=groups)
+    jobs, pgid = log.read_text().splitlines()
+    assert jobs == "-j2 2" and groups.added == groups.removed == [int(pgid)]
 
 
-def test_a_cancelled_builder_starts_nothing_more_and_lets_the_running_build_end(tmp_path):
-    release, ran = threading.Event(), []
-    steps = {"long": lambda: (release.wait(10), ran.append("long")), "next": lambda: ran.append("next")}
-    builder = building.Builder(steps, 1, tmp_path / "t.json", say=lambda line: None).start()
-    assert builder.wait_any(timeout=0.2) is None and builder.under_way() == ["long"]
-    builder.cancel()
-    release.set()
-    assert [b.name for b in builder.join()] == ["long"] and ran == ["long"]
+def test_builds_yield_the_cpu_while_a_measurement_runs_and_only_then(tmp_path):
+    build = subprocess.Popen(["bash", "-c", "sleep 30 & wait"], process_group=0)
+    try:
+        deadline = time.monotonic() + 5
+        while len(building._members({build.pid}, "/proc")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)  # the shell and its sleep
+        yielding = building.Yielding()
+        yielding.add(build.pid)
+        members = building._members({build.pid}, "/proc")
+        assert len(members) == 2
+        assert {os.sched_getscheduler(pid) for pid in members} == {os.SCHED_OTHER}
+        yielding.yield_cpu(True)
+        assert {os.sched_getscheduler(pid) for pid in members} == {os.SCHED_IDLE}
+        yielding.yield_cpu(False)
+        assert {os.sched_getscheduler(pid) for pid in members} == {os.SCHED_OTHER}
+        yielding.yield_cpu(True)
+        late = subprocess.Popen(["sleep", "30"], process_group=0)
+        yielding.add(late.pid)  # a build started during a measurement yields at once
+        assert os.sched_getscheduler(late.pid) == os.SCHED_IDLE
+        yielding.stop()
+        assert build.wait(5) == 0 or build.returncode is not None
+        assert late.wait(5) == -15
+    finally:
+        for proc in (build,):
+            if proc.poll() is None:
+                os.killpg(proc.pid, 9)
+                proc.wait()

@@ -35,6 +35,7 @@ QUIET_WAIT_S = 15.0
 class BuildsBeside:
     builder: building.Builder
     needs: Callable[[object], list[str]]  # the build steps a job needs (its target's, a load generator's)
+    yielding: building.Yielding = field(default_factory=building.Yielding)  # the builds' processes
     # Called once, when every build has ended: metadata to add to the run (the noise probe).
     on_quiet: Callable[[], dict] | None = None
     _quiet_done: bool = field(default=False, init=False)
@@ -62,6 +63,11 @@ class BuildsBeside:
 
     def under_way(self) -> list[str]:
         return self.builder.under_way()
+
+    def measuring(self, now: bool) -> None:
+        """A measurement begins (True) or has ended (False): the builds yield the CPU
+        meanwhile (idle priority), and are normal processes between measurements."""
+        self.yielding.yield_cpu(now)
 
     def expected_left_s(self) -> float:
         return self.builder.expected_left_s()

@@ -19,7 +19,10 @@ which still run: `msgbench run` measures beside it. `build_all` is the whole thi
 foreground (`msgbench build`).
 """
 
+import contextlib
 import json
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -215,6 +218,71 @@ class Builder:
         else:
             self.say(f"build of {result.name} failed after {result.seconds:.0f} s")
         self._changed.notify_all()
+
+
+class Yielding:
+    """The process groups of builds beside a run, and whether they must yield the CPU now.
+
+    While a measurement runs, every process of every build is at the scheduler's idle
+    priority (SCHED_IDLE: it runs only when nothing else wants the CPU and is preempted
+    at once when a worker wakes); between measurements (waiting for a build) they are
+    normal processes again, so that on a machine with other work the builds are not
+    starved. A process a build starts inherits its parent's policy; one forked in the
+    instant between a group's listing and its change keeps the other until the next."""
+
+    def __init__(self, proc: str = "/proc"):
+        self.groups: set[int] = set()
+        self.idle = False
+        self.proc = proc
+        self._lock = threading.Lock()
+
+    def add(self, pgid: int) -> None:
+        """A build's process group, just started: given the policy of the moment."""
+        with self._lock:
+            self.groups.add(pgid)
+            if self.idle:
+                self._apply({pgid}, True)
+
+    def remove(self, pgid: int) -> None:
+        with self._lock:
+            self.groups.discard(pgid)
+
+    def yield_cpu(self, idle: bool) -> None:
+        with self._lock:
+            if idle != self.idle:
+                self.idle = idle
+                self._apply(self.groups, idle)
+
+    def stop(self) -> None:
+        """End every build still running (a run that ended early): its whole group."""
+        with self._lock:
+            for pgid in self.groups:
+                with contextlib.suppress(OSError):  # it ended meanwhile
+                    os.killpg(pgid, signal.SIGTERM)
+
+    def _apply(self, groups: set[int], idle: bool) -> None:
+        if not groups:
+            return
+        policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
+        for pid in _members(groups, self.proc):
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                os.sched_setscheduler(pid, policy, os.sched_param(0))
+
+
+def _members(groups: set[int], proc: str) -> list[int]:
+    """The pids of the processes in these process groups (/proc/PID/stat's fifth field)."""
+    found = []
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"{proc}/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) in groups:
+            found.append(int(entry.name))
+    return found
 
 
 def build_all(steps: dict[str, Callable[[], None]], jobs: int, times_file: Path,

@@ -585,6 +585,8 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         return outcome
 
     building = beside.under_way() if beside else []
+    if beside:
+        beside.measuring(True)
     try:
         outcome = workload_runs.plugin(wl.name).measure(job.run_params, run_once)
     except services.ServiceError as exc:
@@ -595,6 +597,9 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         _store(store, run_id, job, repetition, warmup, outcome, started_at)
         progress.done(outcome.status)
         raise
+    finally:
+        if beside:
+            beside.measuring(False)
     if beside:  # the builds under way as it began or as it ended
         outcome.beside_builds = sorted(set(building) | set(beside.under_way())) or None
     if job.calibrated:
