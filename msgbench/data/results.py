@@ -148,7 +148,7 @@ def _short_run_warnings(wl, ok: list[dict]) -> list[str]:
 
 def _beside_builds_warnings(ok: list[dict]) -> list[str]:
     """The repetitions measured while target builds still ran (msgbench run's builds
-    beside it, at idle priority: running/beside.py)."""
+    beside it, at idle priority while a worker runs: running/beside.py)."""
     beside = [w["beside_builds"] for m in ok if (w := m.get("worker") or {}).get("beside_builds")]
     if not beside:
         return []

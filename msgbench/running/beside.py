@@ -2,7 +2,7 @@
 
 On a fresh machine the builds take minutes (CAF's C++ alone about four); measuring only
 after the last of them leaves the first figure a quarter of an hour away. So the run
-starts its builds in the background (building.Builder, at idle priority) and measures
+starts its builds in the background (building.Builder; they yield the CPU to each measurement) and measures
 each scenario as soon as every target it compares is built:
 
 - a scenario waits for all of its targets, never measures some now and the late ones
@@ -11,7 +11,7 @@ each scenario as soon as every target it compares is built:
 - scenarios go in the order their builds end (a scenario of quick-to-build targets
   first), each one's rows printed as its planned repetitions end;
 - a measurement taken while builds still ran names them (`beside_builds` in its worker
-  facts), and its point says so in its warnings: the builds run at idle priority, so
+  facts), and its point says so in its warnings: the builds are at idle priority while it runs, so
   they take only the CPU time the measurement leaves, but they still share the caches,
   the memory bus and, on a VM, perhaps a physical core;
 - when what is left to build should end within QUIET_WAIT_S (a machine where everything
