@@ -173,3 +173,13 @@ def test_builds_yield_the_cpu_while_a_measurement_runs_and_only_then(tmp_path):
             if proc.poll() is None:
                 os.killpg(proc.pid, 9)
                 proc.wait()
+
+
+def test_a_machine_that_never_built_starts_in_the_order_of_the_shipped_times(tmp_path):
+    shipped = json.loads(building.SHIPPED_TIMES.read_text())
+    assert {"caf", "rust", "go", "nats"} <= set(shipped)
+    builder = building.Builder({n: lambda: None for n in ("go", "nats", "rust", "caf")}, 2,
+                               tmp_path / "never-written.json", say=lambda line: None)
+    longest = max(("go", "nats", "rust", "caf"), key=shipped.get)
+    rest = sorted({"go", "nats", "rust", "caf"} - {longest}, key=shipped.get)
+    assert builder.waiting == [longest, *rest]
