@@ -3,6 +3,7 @@
 import argparse
 import difflib
 import functools
+import io
 import json
 import math
 import os
@@ -26,7 +27,7 @@ from msgbench.cliargs import names as _names
 from msgbench.cliargs import open_store as _store
 from msgbench.cliargs import parse_assignment as _parse_assignment
 from msgbench.cliargs import percent as _percent
-from msgbench.core import paths, spec, terminal
+from msgbench.core import paths, phases, spec, terminal
 from msgbench.core.paths import default_store_path
 from msgbench.data import compare, results, storefile, trend
 from msgbench.data.points import machine_name, machine_text
@@ -34,6 +35,8 @@ from msgbench.data.store import Store, StoreError
 from msgbench.hosts import inventory as hosts
 from msgbench.running import building, builds, calibrate, eta, probe, suites, tuning
 from msgbench.running import workloads as workload_runs
+from msgbench.running.beside import BuildsBeside
+from msgbench.running.progress import duration
 from msgbench.running.runner import (
     DEFAULT_BUDGET_PRECISION,
     DEFAULT_TIMEOUT_S,
@@ -208,6 +211,9 @@ def _run_output_and_builds(p) -> None:
     p.add_argument("--wide", action="store_true",
                    help="the table with every column: each point's min, max and parameters, however wide")
     p.add_argument("--no-build", action="store_true", help="do not build the targets first")
+    p.add_argument("--dry-run", action="store_true",
+                   help="measure nothing: each point of the plan with what one repetition cost in earlier runs, "
+                        "and the planned total against the budget")
     p.add_argument("--build", action="append", default=[], metavar="TARGET:LABEL[=FOLDER]",
                    help="measure this build of a target's runtime (FOLDER first on PATH), interleaved with "
                         "the target's other builds; give it once per build, e.g. --build erlang:otp25=/usr/lib/"
@@ -390,26 +396,43 @@ def cmd_build(args) -> int:
               else list(targets.registry().values()))
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs} is out of range: it must be >= 1")
-    steps = {}
+    wanted = []
     for t in chosen:
         missing = t.missing_requirements()
         if missing and not args.target:
             print(f"skip {t.name}: needs {', '.join(missing)} ({t.install_command()})", file=sys.stderr)
             continue
-        steps[t.name] = functools.partial(targets.build, t, quiet=True)
-    for kind in workload_runs.server_kinds():  # a server kind's load generator, for the targets that serve it
-        if any(kind.refusal(t) is None for t in chosen):
-            steps[f"{kind.generator_role} load generator"] = kind.build
+        wanted.append(t)
+    steps = build_steps(wanted, chosen)
     print(f"building {len(steps)}: {', '.join(steps)} ({args.jobs} at a time)", file=sys.stderr)
     started = time.monotonic()
-    done = building.build_all(steps, args.jobs, paths.builds_dir().parent / "build-times.json",
-                              say=lambda line: print(line, file=sys.stderr))
+    done = building.build_all(steps, args.jobs, _build_times_file(), say=lambda line: print(line, file=sys.stderr))
     failed = [b for b in done if b.error is not None]
     for b in failed:
         print(f"msgbench: error: {b.error}", file=sys.stderr)
     print(f"build took {time.monotonic() - started:.0f} s; {len(done) - len(failed)} built"
           + (f", {len(failed)} failed: {', '.join(b.name for b in failed)}" if failed else ""), file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _build_logs() -> Path:
+    return paths.builds_dir().parent / "build-logs"
+
+
+def _build_times_file() -> Path:
+    return paths.builds_dir().parent / "build-times.json"
+
+
+def build_steps(wanted: list, served: list) -> dict:
+    """A build step per target (its output kept in results/build-logs/TARGET.log, its
+    compile jobs the machine's cores: one build alone uses them all, two side by side
+    share them) and one per server kind's load generator that a served target needs."""
+    steps = {t.label: functools.partial(targets.build, t, log=_build_logs() / f"{t.label}.log", jobs=os.cpu_count())
+             for t in wanted}
+    for kind in workload_runs.server_kinds():  # a server kind's load generator, for the targets that serve it
+        if any(kind.refusal(t) is None for t in served):
+            steps[f"{kind.generator_role} load generator"] = kind.build
+    return steps
 
 
 def cmd_run(args) -> int:
@@ -467,7 +490,12 @@ def cmd_run(args) -> int:
     plan.check_placement(strict=not args.suite)
     for skipped in plan.skipped:
         print(f"msgbench: skipping: {skipped}", file=sys.stderr)
-    if not args.no_build:
+    if args.dry_run:
+        return _print_plan(plan, _store(args))
+    beside = None
+    if not args.no_build and not declared_builds:  # built beside the run, each scenario once its targets are
+        beside = _builds_beside(plan)
+    elif not args.no_build:  # a builds run: every build known to build before the run compares them
         for kind in {workload_runs.server_kind(j.scenario.workload, j.params) for j in plan.jobs} - {None}:
             kind.build()  # its load generator
         for t in {j.target.label: j.target for j in plan.jobs}.values():
@@ -490,11 +518,24 @@ def cmd_run(args) -> int:
     _refuse_skipped_builds(plan, declared_builds, args.allow_skipped_builds)
     if args.limits:
         plan.limits = _measure_limits(machine_limits.DEFAULT_SECONDS, build=not args.no_build)
-    if not args.no_probe:
-        plan.noise_floor = probe.measure(cpus.layout(plan.cpu_policy).measured)
+    measured_cpus = cpus.layout(plan.cpu_policy).measured
+    if beside and not args.no_probe:  # on the machine without the builds, once they have ended
+        beside.on_quiet = lambda: {"noise_floor": probe.measure(measured_cpus)}
+    elif not args.no_probe:
+        plan.noise_floor = probe.measure(measured_cpus)
     store = _store(args)
     _say_estimate(plan, store)
-    run_id, status = execute(plan, store, args.suite)
+    if beside:
+        beside.builder.start()
+    shown = _scenario_rows(store, args.wide) if args.format == "table" else None
+    try:
+        run_id, status = execute(plan, store, args.suite, beside=beside, on_scenario=shown)
+    finally:
+        if beside:  # a run that ended early: builds not started never will be, running ones end
+            beside.builder.cancel()
+            beside.yielding.stop()
+    if beside and beside.builder.ended_at is not None:
+        phases.span("builds", beside.builder.began_at, beside.builder.ended_at)
     doc = results.run_document(store, [run_id])
     _print_run(doc, args.format, args.wide)
     print(f"\nrun {run_id} ({status}) stored in {store.path}", file=sys.stderr)
@@ -505,11 +546,89 @@ def cmd_run(args) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
+# A repetition longer than this is no longer a quick one (a JVM's start is about a second
+# of it); the dry run marks it.
+QUICK_REPETITION_S = 5.0
+
+
+def _print_plan(plan, store) -> int:
+    """--dry-run: each point, what one repetition cost in the store's recent runs (the
+    worker's wall time; the harness adds a little), and the planned total."""
+    walls = eta.each(plan.jobs, store)
+    rows = [["point", "repetitions", "each", "point total"]]
+    total, unknown = 0.0, 0
+    for job, wall in zip(plan.jobs, walls, strict=True):
+        count = job.warmup + job.repeat
+        if wall is None:
+            unknown += 1
+        else:
+            total += wall * count
+        flag = " (long)" if wall is not None and wall > QUICK_REPETITION_S else ""
+        rows.append([job.label, str(count), "never measured" if wall is None else f"{wall:.1f} s{flag}",
+                     "" if wall is None else f"{wall * count:.0f} s"])
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    line = f"planned: {len(plan.jobs)} points, {duration(total)} of repetitions"
+    if unknown:
+        line += f" and {unknown} point{'s' if unknown != 1 else ''} never measured"
+    if plan.budget_s is not None:
+        line += (f"; budget {duration(plan.budget_s)}: the planned repetitions always run, added ones only "
+                 "within it")
+    print(line)
+    return EXIT_OK
+
+
+def _builds_beside(plan) -> BuildsBeside:
+    """The builds of the plan's targets (and of a server kind's load generator), two at a
+    time at idle priority, not started yet; each scenario waits for its own."""
+    chosen = {j.target.label: j.target for j in plan.jobs}
+    yielding = building.Yielding()
+    steps = {label: functools.partial(targets.build, t, log=_build_logs() / f"{label}.log", jobs=os.cpu_count(),
+                                      group=yielding)
+             for label, t in chosen.items()}
+    kinds = {workload_runs.server_kind(j.scenario.workload, j.params) for j in plan.jobs} - {None}
+    for kind in kinds:
+        steps[f"{kind.generator_role} load generator"] = kind.build
+
+    def needs(job) -> list[str]:
+        kind = workload_runs.server_kind(job.scenario.workload, job.params)
+        return [job.target.label] + ([f"{kind.generator_role} load generator"] if kind else [])
+
+    print(f"msgbench: building {len(steps)} beside the run, {os.cpu_count() or 1} at a time, at idle priority while "
+          "it measures "
+          f"(each build's output in {_build_logs()}); each scenario starts once its targets are built",
+          file=sys.stderr)
+    builder = building.Builder(steps, os.cpu_count() or 1, _build_times_file(),
+                               say=lambda line: print(f"msgbench: {line}", file=sys.stderr))
+    return BuildsBeside(builder, needs, yielding)
+
+
+def _scenario_rows(store, wide: bool):
+    """What a scenario's rows look like as soon as its planned repetitions end (the full
+    table, with the extra repetitions, comes at the end); the first one is marked in
+    $MSGBENCH_PHASES for make run's timing line."""
+    def show(run_id: str, scenario: str) -> str:
+        summary = [s for s in results.run_document(store, [run_id])["runs"][0]["summary"]
+                   if s["scenario"] == scenario]
+        out = io.StringIO()
+        for table in screen.summary_tables(summary, wide):
+            tables.write(table, out, wide=wide)
+        phases.mark("first table row")
+        return (f"{scenario}: its planned repetitions are done (the whole table, with any added ones, at the "
+                f"end)\n{out.getvalue().rstrip()}")
+    return show
+
+
 def _say_estimate(plan, store) -> None:
     """Before a long run: how long it should take, from earlier runs of the same points."""
     guess = eta.estimate(plan.jobs, store)
     if guess.seconds >= eta.WORTH_SAYING_S and guess.text():
         print(f"msgbench: {guess.text()}", file=sys.stderr)
+    if plan.budget_s is not None and guess.seconds > plan.budget_s:  # the budget cannot hold them back
+        print(f"msgbench: the planned repetitions alone should take {duration(guess.seconds)}, over the "
+              f"{duration(plan.budget_s)} budget, which bounds only the repetitions added after them",
+              file=sys.stderr)
 
 
 def _refuse_skipped_builds(plan, declared: dict, allowed: bool) -> None:

@@ -22,7 +22,7 @@ def planned(monkeypatch) -> list:
     """The plans that reached execute (which then stops): none if the run was refused."""
     plans = []
 
-    def execute(plan, store, suite):
+    def execute(plan, store, suite, **beside):
         plans.append(plan)
         raise Reached
 

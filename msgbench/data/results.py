@@ -21,7 +21,7 @@ FAILED, LOSS, RATE = "failed", "loss", "rate"
 NOISE_KINDS = {"noise:cv": "too noisy (cv > 10%)", "noise:outliers": "outliers",
                "noise:few": "too few repetitions", "noise:short": "timed section under 50 ms",
                "noise:busy": "machine busy", "noise:precision": "precision not reached",
-               "noise:clusters": "repetitions in two groups"}
+               "noise:clusters": "repetitions in two groups", "noise:builds": "measured beside builds"}
 
 
 def summarize_run(measurements: list[dict], precision: float | None = None) -> list[dict]:
@@ -79,6 +79,8 @@ def _summarize_point(group: list[dict], precision: float | None = None) -> dict:
         warn("noise:busy", text)
     for text in _short_run_warnings(wl, ok):
         warn("noise:short", text)
+    for text in _beside_builds_warnings(ok):
+        warn("noise:builds", text)
     # The noise of the figure the point is judged by (socket echo: its round trip), as
     # the tables, the report and the page show it.
     judged = wl and wl.judged_metric(first["params"])
@@ -142,6 +144,17 @@ def _short_run_warnings(wl, ok: list[dict]) -> list[str]:
         return []
     return [f"{wl.timed}: the timed section lasted {statistics.median(times) / 1e6:.3g} ms (median), under "
             f"{MIN_TIMED_NS / 1e6:g} ms: too short to be stable; give the point more work"]
+
+
+def _beside_builds_warnings(ok: list[dict]) -> list[str]:
+    """The repetitions measured while target builds still ran (msgbench run's builds
+    beside it, at idle priority while a worker runs: running/beside.py)."""
+    beside = [w["beside_builds"] for m in ok if (w := m.get("worker") or {}).get("beside_builds")]
+    if not beside:
+        return []
+    names = sorted({name for found in beside for name in found})
+    return [f"{len(beside)} of {len(ok)} repetitions measured while builds ran ({', '.join(names)}), at idle "
+            "priority: they still share caches and memory; rerun on the built targets to confirm"]
 
 
 # Other work taking more than this share of the machine's CPU during a repetition makes

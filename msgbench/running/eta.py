@@ -45,12 +45,17 @@ def past_walls(store) -> dict[tuple, float]:
     return {key: statistics.median(values) for key, values in walls.items()}
 
 
-def estimate(jobs, store) -> Estimate:
+def each(jobs, store) -> list[float | None]:
+    """Per job: what one repetition took (the median worker wall time in the recent
+    runs), or None where it was never measured."""
     walls = past_walls(store)
+    return [walls.get(_key(job.scenario.workload, job.target.name, job.target.build_label or "",
+                           job.variant.name, job.params)) for job in jobs]
+
+
+def estimate(jobs, store) -> Estimate:
     seconds, known, unknown = 0.0, 0, 0
-    for job in jobs:
-        wall = walls.get(_key(job.scenario.workload, job.target.name, job.target.build_label or "",
-                              job.variant.name, job.params))
+    for job, wall in zip(jobs, each(jobs, store), strict=True):
         if wall is None:
             unknown += 1
             continue

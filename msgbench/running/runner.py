@@ -1,9 +1,12 @@
 """The runner: plan a run, check it before anything starts, then measure.
 
 Every measurement is a fresh worker. Warm-up repetitions run first and are stored
-but never summarised. Targets are interleaved (A B A B ...) so that drift in the
-machine's state hits every target alike. Each measurement is stored the moment it
-ends; Ctrl-C stops the current worker's whole process group and keeps the rest.
+but never summarised. A run goes scenario by scenario; within one, its targets are
+interleaved (A B A B ...) so that drift in the machine's state hits every target it
+compares alike, and its rows can be shown as soon as its planned repetitions end. Each
+measurement is stored the moment it ends; Ctrl-C stops the current worker's whole
+process group and keeps the rest. With builds beside the run (beside.py), a scenario
+starts once its targets are built.
 """
 
 import contextlib
@@ -23,6 +26,7 @@ from msgbench.hosts import inventory as hosts
 from msgbench.hosts import placement
 from msgbench.running import calibrate, services
 from msgbench.running import workloads as workload_runs
+from msgbench.running.beside import BuildsBeside
 from msgbench.running.progress import Progress
 from msgbench.running.suites import Scenario
 from msgbench.workers import cpus, procs, sysinfo, targets
@@ -347,13 +351,17 @@ def _shown(params: dict) -> str:
 
 
 def execute(plan: Plan, store: Store, suite: str | None, command: str | None = None,
-            progress: Progress | None = None, drive=None) -> tuple[str, str]:
+            progress: Progress | None = None, drive=None, beside: BuildsBeside | None = None,
+            on_scenario=None) -> tuple[str, str]:
     """Run every job; return the run id and its final status.
 
     drive: instead of the plan's rounds, a function given (measure, run_id) that decides
     the measurements itself (msgbench/running/capacity_run.py), with the run's brokers, peers and
     CPU layout set up as for any run; measure(job, round_index) measures one repetition
-    of a job, stores it and returns its Outcome."""
+    of a job, stores it and returns its Outcome.
+    beside: the builds still running; each scenario waits for its targets' (beside.py).
+    on_scenario: given (run_id, scenario name) once a scenario's planned repetitions have
+    ended, returns text to show (its rows), or ""."""
     chosen = {j.target.label: j.target for j in plan.jobs}
     plan.started = time.monotonic()
     plan.calibrate()
@@ -361,7 +369,10 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
     # A second or more each on a loaded machine (a JVM, erl): said, not silent.
     progress.note(f"msgbench: asking {len(chosen)} runtime{'s' if len(chosen) != 1 else ''} for "
                   f"{'their versions' if len(chosen) != 1 else 'its version'}", log=False)
-    runtimes = {label: targets.runtime_version(t) for label, t in chosen.items()}
+    # A target still building is asked once it is built (a broker client's version is
+    # its built binary's).
+    unbuilt = {j.target.label for j in plan.jobs if beside and beside.built(j) is None}
+    runtimes = {label: targets.runtime_version(t) for label, t in chosen.items() if label not in unbuilt}
     metadata = sysinfo.collect(runtimes)
     built = {label: t.build_of.describe() | {"version": runtimes[label], "folder": str(t.folder)}
              for label, t in chosen.items() if t.build_of}
@@ -415,13 +426,30 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
                 drive(lambda job, round_index: _measure(job, round_index, run_id, store, progress, peers,
                                                         brokers, layout), run_id)
                 return run_id, status
-            rounds = max(j.warmup + j.repeat for j in plan.jobs)
-            for round_index in range(rounds):
-                for job in plan.jobs:
-                    if round_index < job.warmup + job.repeat and not job.stopped:
-                        _measure(job, round_index, run_id, store, progress, peers, brokers, layout)
-                    elif round_index < job.warmup + job.repeat:
-                        progress.skip()
+            pending: dict[str, list[Job]] = {}
+            for job in plan.jobs:
+                pending.setdefault(job.scenario.name, []).append(job)
+            while pending:
+                name = beside.next_scenario(pending) if beside else next(iter(pending))
+                jobs = pending.pop(name)
+                if beside:
+                    _add_metadata(beside.quiet_check(), run_id, store)
+                    jobs = _built_only(jobs, beside, run_id, store, progress)
+                    _ask_versions(jobs, unbuilt, runtimes, run_id, store)
+                rounds = max((j.warmup + j.repeat for j in jobs), default=0)
+                for round_index in range(rounds):
+                    for job in jobs:
+                        if round_index < job.warmup + job.repeat and not job.stopped:
+                            _measure(job, round_index, run_id, store, progress, peers, brokers, layout, beside)
+                        elif round_index < job.warmup + job.repeat:
+                            progress.skip()
+                if on_scenario is not None and jobs:
+                    shown = on_scenario(run_id, name)
+                    if shown:
+                        progress.note(shown)
+            if beside:
+                beside.builder.join()  # a load generator no scenario waited for
+                _add_metadata(beside.quiet_check(), run_id, store)
             _until_precise(plan, run_id, store, progress, peers, brokers, layout)
     except KeyboardInterrupt:
         status = "interrupted"
@@ -437,6 +465,42 @@ def execute(plan: Plan, store: Store, suite: str | None, command: str | None = N
             store.finish_run(run_id, status)
             interrupts.restore(previous_handlers)
     return run_id, status
+
+
+def _built_only(jobs: list[Job], beside: BuildsBeside, run_id: str, store: Store,
+                progress: Progress) -> list[Job]:
+    """The jobs whose builds succeeded; the others' points stored as failed, with the
+    build's error, and taken out of the plan (the extra repetitions never pick them)."""
+    kept = []
+    for job in jobs:
+        error = beside.built(job)
+        if not error:
+            kept.append(job)
+            continue
+        job.stopped = "build"
+        why = f"not measured: {error.splitlines()[0]}"  # the build's command, exit code and log file
+        _store_skipped(store, run_id, job.scenario, job.x, job.params, job.target, job.variant, why,
+                       status="failed")
+        for _ in range(job.warmup + job.repeat):
+            progress.skip()
+        progress.note(f"msgbench: {job.label}: {why}")
+    return kept
+
+
+def _add_metadata(found: dict, run_id: str, store: Store) -> None:
+    for key, value in found.items():
+        store.set_metadata(run_id, key, value)
+
+
+def _ask_versions(jobs: list[Job], unbuilt: set[str], runtimes: dict, run_id: str, store: Store) -> None:
+    """The runtimes' versions of targets built since the run began, into its metadata."""
+    asked = {j.target.label: j.target for j in jobs if j.target.label in unbuilt}
+    if not asked:
+        return
+    for label, t in asked.items():
+        runtimes[label] = targets.runtime_version(t)
+        unbuilt.discard(label)
+    store.set_metadata(run_id, "runtimes", runtimes, "the runtimes' versions")
 
 
 def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
@@ -473,7 +537,8 @@ def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
 
 
 def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
-             peers: placement.Peers, brokers: services.Services, layout: cpus.Layout) -> Outcome:
+             peers: placement.Peers, brokers: services.Services, layout: cpus.Layout,
+             beside: BuildsBeside | None = None) -> Outcome:
     warmup = round_index < job.warmup
     repetition = round_index + 1 if warmup else round_index - job.warmup + 1
     planned = job.repeat + job.extra
@@ -520,6 +585,9 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         _verify(wl, params, outcome)
         return outcome
 
+    building = beside.under_way() if beside else []
+    if beside:
+        beside.measuring(True)
     try:
         outcome = workload_runs.plugin(wl.name).measure(job.run_params, run_once)
     except services.ServiceError as exc:
@@ -530,6 +598,11 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
         _store(store, run_id, job, repetition, warmup, outcome, started_at)
         progress.done(outcome.status)
         raise
+    finally:
+        if beside:
+            beside.measuring(False)
+    if beside:  # the builds under way as it began or as it ended
+        outcome.beside_builds = sorted(set(building) | set(beside.under_way())) or None
     if job.calibrated:
         outcome.calibrated = dict(job.calibrated)
         outcome.metrics = calibrate.as_asked(wl, outcome.metrics, job.params, job.run_params)
@@ -630,14 +703,15 @@ def _verify(wl: spec.Workload, params: dict, outcome: Outcome) -> None:
         outcome.error = "verification failed: " + "; ".join(problems)
 
 
-def _store_skipped(store, run_id, scenario, x, params, target, variant, why: str) -> None:
+def _store_skipped(store, run_id, scenario, x, params, target, variant, why: str,
+                   status: str = "unsupported") -> None:
     """A point the plan skipped, as one n/a measurement (status unsupported, the reason
-    its error)."""
+    its error), or one that could not run (status failed: its target's build failed)."""
     store.add_measurement(run_id, {
         "scenario": scenario.name, "workload": scenario.workload, "target": target.name,
         "build": target.build_label, "variant": variant.name, "variant_label": variant.label,
         "params": params, "sweep": scenario.sweep, "x": x, "repetition": 1, "warmup": False,
-        "status": "unsupported", "error": why, "metrics": {}, "verify": {}, "runtime_version": None,
+        "status": status, "error": why, "metrics": {}, "verify": {}, "runtime_version": None,
         "started_at": now_iso(), "worker": None, "stderr_tail": "", "extra": variant.settings(),
     })
 

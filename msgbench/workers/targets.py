@@ -1,8 +1,10 @@
 """The target registry: targets/<name>/target.toml, availability, builds and versions."""
 
+import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
@@ -307,18 +309,51 @@ def _asked_version(t: Target) -> tuple[int | None, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def build(t: Target, quiet: bool = True) -> None:
-    """Build a target in its folder; raise with the build's output when it fails."""
+def build(t: Target, quiet: bool = True, log: Path | None = None, jobs: int | None = None,
+          group=None) -> None:
+    """Build a target in its folder; raise with the build's output when it fails.
+
+    log: keep the build's whole output in this file (a build beside others keeps its own;
+    the error names the file and ends with the output's tail). jobs: compile jobs within
+    the build (MAKEFLAGS -jN for the Makefile, CARGO_BUILD_JOBS for cargo). group: the
+    build runs in a process group of its own, given to group.add(pgid) as it starts and
+    group.remove(pgid) as it ends (a run makes it yield the CPU while it measures:
+    running/building.Yielding)."""
     require_installed(t)
     if not t.build:
         return
-    proc = subprocess.run(
-        ["bash", "-c", t.build], cwd=t.folder, env=t.build_env(), capture_output=quiet, text=True, check=False
-    )
+    env = t.build_env()
+    if jobs:
+        env |= {"MAKEFLAGS": f"-j{jobs}", "CARGO_BUILD_JOBS": str(jobs)}
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(log, "w+")) if log is not None else None
+        if out is None and not quiet:
+            streams = {}
+        elif out is None:
+            streams = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+        else:
+            streams = {"stdout": out, "stderr": subprocess.STDOUT}
+        proc = subprocess.Popen(["bash", "-c", t.build], cwd=t.folder, env=env, text=True,
+                                process_group=0 if group else None, **streams)
+        if group:
+            group.add(proc.pid)
+        try:
+            output, _ = proc.communicate()
+        finally:
+            if proc.poll() is None:  # interrupted: the build's whole group goes with it
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait()
+            if group:
+                group.remove(proc.pid)
+        if out is not None:
+            out.seek(0)
+            output = out.read()
     if proc.returncode != 0:
-        output = ((proc.stdout or "") + (proc.stderr or ""))[-4000:]
+        where = f"; whole output in {log}" if log is not None else ""
         raise TargetError(f"building target {t.label} failed ({t.build!r} in {t.folder}, exit "
-                          f"{proc.returncode}):\n{output}")
+                          f"{proc.returncode}{where}):\n{(output or '')[-4000:]}")
 
 
 def runtime_version(t: Target) -> str:

@@ -60,6 +60,7 @@ class Outcome:
     # worker ran (msgbench/workers/cpus.py): {"cpus": "1", "seen": {"name[pid]": "1"}}.
     cpu_placement: dict | None = None
     calibrated: dict | None = None  # the work it ran, where the calibration raised it (runner.py)
+    beside_builds: list | None = None  # the target builds that ran meanwhile (running/beside.py)
 
     def worker_info(self) -> dict:
         """The worker process, and the raw facts it reported (so metrics can be derived again)."""
@@ -82,6 +83,8 @@ class Outcome:
             info["placement"] = self.placement
         if self.cpu_placement:
             info["cpu_placement"] = self.cpu_placement
+        if self.beside_builds:
+            info["beside_builds"] = self.beside_builds
         if self.calibrated:
             info["calibrated"] = self.calibrated
         return info
