@@ -75,19 +75,23 @@ final class SocketClient {
     void echoPaced(SocketParams p, long messages, byte[][] frames, ThreadFactory threads)
         throws IOException, WorkerError, InterruptedException {
       byte[] payload = new byte[p.size];
-      long start = Proc.now();
-      Pacer pacer = new Pacer(start, p.rate / p.sockets);
+      // The writer's schedule, from its first send (so its thread's start is not charged).
+      AtomicReference<Pacer> schedule = new AtomicReference<>();
       AtomicReference<IOException> writeFailure = new AtomicReference<>();
-      Thread writer = threads.newThread(() -> write(p, messages, frames, pacer, writeFailure));
+      Thread writer = threads.newThread(() -> write(p, messages, frames, schedule, writeFailure));
       writer.start();
       try {
-        long now = start;
+        Pacer pacer = null;
+        long now = 0;
         for (long i = 0; i < messages; i++) {
           receive(p, i, frames[(int) (i % frames.length)], payload);
           now = Proc.now();
+          if (pacer == null) { // echo 0 is back, so message 0 was sent: the schedule is set
+            pacer = schedule.get();
+          }
           latency.record(now - pacer.due(i));
         }
-        elapsed = now - start;
+        elapsed = now - schedule.get().due(0); // first send to last echo
       } catch (IOException | WorkerError | RuntimeException e) {
         // Read before stopping the writer: a write that fails after this close is no cause.
         IOException cause = writeFailure.get();
@@ -108,8 +112,10 @@ final class SocketClient {
         SocketParams p,
         long messages,
         byte[][] frames,
-        Pacer pacer,
+        AtomicReference<Pacer> schedule,
         AtomicReference<IOException> failure) {
+      Pacer pacer = new Pacer(Proc.now(), p.rate / p.sockets);
+      schedule.set(pacer);
       try {
         for (long i = 0; i < messages; i++) {
           Pacer.waitUntil(pacer.due(i));
