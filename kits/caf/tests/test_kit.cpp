@@ -1,6 +1,7 @@
 // Unit tests of the CAF kit: options, params, histograms, phases, and a request
 // answered end to end by a worker with one fake workload. Prints "N passed, N
 // failed".
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "msgbench/histogram.hpp"
 #include "msgbench/measure.hpp"
 #include "msgbench/options.hpp"
+#include "msgbench/pacer.hpp"
 #include "msgbench/params.hpp"
 #include "msgbench/worker.hpp"
 
@@ -119,6 +121,30 @@ void test_histogram() {
         "histogram pairs sorted by bucket");
 }
 
+// The open loop's schedule: evenly spaced without drift; a wait never ends
+// before its due time, and a stop ends it at once.
+void test_pacer() {
+  const msgbench::pacer thirds(1000, 3);
+  check(thirds.due(0) == 1000, "due(0) is the start");
+  check(thirds.due(1) == 1000 + 333333333, "due(1) a third of a second on");
+  check(thirds.due(3) == 1000 + 1000000000, "due(3): no drift from rounding");
+  std::atomic<bool> stop{false};
+  const int64_t t0 = msgbench::now_ns();
+  const msgbench::pacer fast(t0, 10000); // 100 us apart: the spin decides
+  bool on_time = true;
+  for (int64_t i = 0; i < 20; ++i)
+    on_time = msgbench::wait_until(fast.due(i), stop)
+              && msgbench::now_ns() >= fast.due(i) && on_time;
+  check(on_time, "wait_until returns at or after each due time");
+  check(msgbench::now_ns() - t0 >= 1900000,
+        "20 events at 10,000/s take 1.9 ms");
+  stop = true;
+  const int64_t t1 = msgbench::now_ns();
+  check(!msgbench::wait_until(t1 + 10000000000, stop),
+        "a stopped wait says so");
+  check(msgbench::now_ns() - t1 < 1000000000, "a stopped wait ends at once");
+}
+
 void test_phase() {
   json measured = json::object();
   msgbench::add_phase(measured, "pass", {100, 10}, {350, 40});
@@ -207,6 +233,7 @@ int main() {
   test_options();
   test_params();
   test_histogram();
+  test_pacer();
   test_phase();
   test_answer();
   std::printf("%d passed, %d failed\n", passed, failed);

@@ -10,6 +10,7 @@ module Msgbench.Protocol
   , Request (..)
   , readRequest
   , param
+  , paramOr
   , Result (..)
   , emptyResult
   , say
@@ -95,6 +96,13 @@ param req name = case KM.lookup (Key.fromText name) (reqParams req) of
   Just v -> case parseEither parseJSON v of
     Right x -> pure x
     Left e -> failWith Internal ("params." ++ T.unpack name ++ ": " ++ e)
+
+-- | A parameter the harness omits at its default (the spec's omit_at_default):
+-- that default when absent, else as 'param'.
+paramOr :: FromJSON a => Request -> Text -> a -> IO a
+paramOr req name fallback
+  | KM.member (Key.fromText name) (reqParams req) = param req name
+  | otherwise = pure fallback
 
 -- | What a workload reports: raw facts, counts, sparse histograms.
 data Result = Result

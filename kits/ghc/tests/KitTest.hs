@@ -20,7 +20,9 @@ import qualified Data.Text as T
 import qualified Data.Text.IO as TIO
 import Msgbench.Check (check, finish, newCounter)
 import Msgbench.Histogram (bucket)
+import Msgbench.Measure (nowNs)
 import Msgbench.Options
+import Msgbench.Pacer (due, pacer, waitUntil)
 import Msgbench.Protocol
 import Msgbench.Sample (processValues, rtsValues, sampled)
 import Msgbench.Worker (runtimeVersion)
@@ -71,6 +73,15 @@ main = do
   ok ("the harness's vectors read: " ++ show (length vs)) (length vs >= 10)
   mapM_ (\(v, i) -> ok ("bucket " ++ show v ++ " = " ++ show i ++ ", got " ++ show (bucket v)) (bucket v == i)) vs
   ok "a negative value counts as 0" (bucket (-5) == 0)
+  let thirds = pacer 1000 3
+  ok "pacer: due 0 is the start, then a third of a second apart without drift"
+    (due thirds 0 == 1000 && due thirds 1 == 1000 + 333333333 && due thirds 3 == 1000 + 1000000000)
+  t0 <- nowNs
+  let fast = pacer t0 10000 -- 100 us apart: the spin decides
+  early <- mapM (\i -> waitUntil (due fast i) >> (< due fast i) <$> nowNs) [0 .. 19]
+  t1 <- nowNs
+  ok "pacer: waitUntil never returns before the due time" (not (or early))
+  ok ("pacer: 20 events at 10,000/s take >= 1.9 ms: " ++ show (t1 - t0)) (t1 - t0 >= 1900000)
 
   let req = request "{\"workload\":\"fanin\",\"variant\":\"stm\",\"options\":{\"queue\":\"tbqueue\",\"share\":true},\"params\":{\"n\":3},\"repetition\":1}"
   ok "the request's workload, variant, options" (reqWorkload req == "fanin" && reqVariant req == "stm" && KM.size (reqOptions req) == 2)

@@ -38,53 +38,20 @@
 
 #include <caf/all.hpp>
 
+#include "socket.hpp"
 #include "workloads.hpp"
 
 extern char** environ;
 
 namespace msgbench {
-namespace {
 
-using go_atom = caf::atom_constant<caf::atom("go")>;
-
-constexpr size_t header_bytes = 4;
-constexpr size_t frame_budget_bytes = 16
-                                      << 20; // prepared frames, at most (>= 2)
-constexpr size_t max_frames = 256;
-constexpr int64_t ns_per_s = 1000000000;
-
-struct socket_params {
-  bool echo = true;
-  int64_t size = 0;
-  int64_t messages = 0;
-  int64_t sockets = 0;
-  bool check_content = true;
-  int64_t port = 0;
-};
-
-socket_params read_params(const json& params) {
-  socket_params p;
-  const std::string mode = string_param(params, "mode");
-  if (mode != "echo" && mode != "flow")
-    throw worker_error("internal", "params.mode = " + mode + " is unknown");
-  p.echo = mode == "echo";
-  p.size = int_param(params, "size");
-  p.messages = int_param(params, "total_bytes") / p.size;
-  p.sockets = int_param(params, "sockets");
-  p.check_content = int_param(params, "check_content") != 0;
-  p.port = int_param(params, "port");
-  if (params.value("data", "binary") != "binary")
-    throw worker_error("unsupported", "data = " + params["data"].dump()
-                                          + ": C++ has one kind of byte buffer "
-                                            "(binary); list is Erlang's");
-  return p;
-}
+// ------------------------------------------------- shared with the open loop
+// (socket.hpp)
 
 std::string errno_text(int error) {
   return std::strerror(error);
 }
 
-// Writes all of `bytes`; false on error (errno set) or a peer gone.
 bool write_all(int fd, const unsigned char* bytes, size_t length) {
   while (length > 0) {
     ssize_t n = ::send(fd, bytes, length, MSG_NOSIGNAL);
@@ -98,8 +65,6 @@ bool write_all(int fd, const unsigned char* bytes, size_t length) {
   return true;
 }
 
-// Reads exactly `length` bytes with blocking reads: 1 done, 0 EOF before the
-// first byte, -1 error or EOF inside.
 int read_exact(int fd, unsigned char* bytes, size_t length) {
   size_t done = 0;
   while (done < length) {
@@ -120,6 +85,83 @@ int read_exact(int fd, unsigned char* bytes, size_t length) {
 uint32_t frame_length(const unsigned char* header) {
   return (uint32_t{header[0]} << 24) | (uint32_t{header[1]} << 16)
          | (uint32_t{header[2]} << 8) | uint32_t{header[3]};
+}
+
+constexpr size_t frame_budget_bytes = 16
+                                      << 20; // prepared frames, at most (>= 2)
+constexpr size_t max_frames = 256;
+
+frames prepare_frames(int64_t size, int64_t messages) {
+  frames f;
+  f.frame_bytes = header_bytes + static_cast<size_t>(size);
+  f.count =
+      std::clamp<size_t>(frame_budget_bytes / f.frame_bytes, 2, max_frames);
+  f.count = std::min<size_t>(
+      f.count, static_cast<size_t>(std::max<int64_t>(messages, 2)));
+  f.bytes.resize(f.count * f.frame_bytes);
+  for (size_t k = 0; k < f.count; ++k) {
+    unsigned char* frame = f.bytes.data() + k * f.frame_bytes;
+    const uint32_t length = static_cast<uint32_t>(size);
+    frame[0] = static_cast<unsigned char>(length >> 24);
+    frame[1] = static_cast<unsigned char>(length >> 16);
+    frame[2] = static_cast<unsigned char>(length >> 8);
+    frame[3] = static_cast<unsigned char>(length);
+    std::memset(frame + header_bytes, static_cast<int>(k % 255 + 1),
+                static_cast<size_t>(size));
+  }
+  return f;
+}
+
+bool receive_echo(int fd, const socket_params& p, const frames& f, int64_t i,
+                  std::vector<unsigned char>& echo, client_outcome& out) {
+  if (read_exact(fd, echo.data(), f.frame_bytes) != 1) {
+    out.error =
+        "reading echo " + std::to_string(i + 1) + ": " + errno_text(errno);
+    return false;
+  }
+  if (frame_length(echo.data()) != static_cast<size_t>(p.size)) {
+    out.error = "echo " + std::to_string(i + 1)
+                + " has the wrong length: the stream is out of step";
+    return false;
+  }
+  ++out.received;
+  out.received_bytes += p.size;
+  const unsigned char* frame = f.at(i);
+  bool same = echo[header_bytes] == frame[header_bytes]
+              && echo[f.frame_bytes - 1] == frame[f.frame_bytes - 1];
+  if (same && p.check_content)
+    same = std::memcmp(echo.data() + header_bytes, frame + header_bytes,
+                       static_cast<size_t>(p.size))
+           == 0;
+  out.mismatches += same ? 0 : 1;
+  return true;
+}
+
+namespace {
+
+using go_atom = caf::atom_constant<caf::atom("go")>;
+
+constexpr int64_t ns_per_s = 1000000000;
+
+socket_params read_params(const json& params) {
+  socket_params p;
+  const std::string mode = string_param(params, "mode");
+  if (mode != "echo" && mode != "flow")
+    throw worker_error("internal", "params.mode = " + mode + " is unknown");
+  p.echo = mode == "echo";
+  p.size = int_param(params, "size");
+  p.messages = int_param(params, "total_bytes") / p.size;
+  p.sockets = int_param(params, "sockets");
+  p.check_content = int_param(params, "check_content") != 0;
+  p.port = int_param(params, "port");
+  // Sent only when > 0 (the spec's omit_at_default), and only with echo (the
+  // harness checks the spec's requires).
+  p.rate = params.contains("rate") ? number_param(params, "rate") : 0;
+  if (params.value("data", "binary") != "binary")
+    throw worker_error("unsupported", "data = " + params["data"].dump()
+                                          + ": C++ has one kind of byte buffer "
+                                            "(binary); list is Erlang's");
+  return p;
 }
 
 // ---------------------------------------------------------------- the server
@@ -371,49 +413,9 @@ private:
 
 // ---------------------------------------------------------------- the client
 
-struct frames {
-  size_t frame_bytes = 0;
-  size_t count = 0;
-  std::vector<unsigned char> bytes; // `count` frames back to back
-
-  const unsigned char* at(int64_t i) const {
-    return bytes.data()
-           + static_cast<size_t>(i % static_cast<int64_t>(count)) * frame_bytes;
-  }
-};
-
-frames prepare_frames(int64_t size, int64_t messages) {
-  frames f;
-  f.frame_bytes = header_bytes + static_cast<size_t>(size);
-  f.count =
-      std::clamp<size_t>(frame_budget_bytes / f.frame_bytes, 2, max_frames);
-  f.count = std::min<size_t>(
-      f.count, static_cast<size_t>(std::max<int64_t>(messages, 2)));
-  f.bytes.resize(f.count * f.frame_bytes);
-  for (size_t k = 0; k < f.count; ++k) {
-    unsigned char* frame = f.bytes.data() + k * f.frame_bytes;
-    const uint32_t length = static_cast<uint32_t>(size);
-    frame[0] = static_cast<unsigned char>(length >> 24);
-    frame[1] = static_cast<unsigned char>(length >> 16);
-    frame[2] = static_cast<unsigned char>(length >> 8);
-    frame[3] = static_cast<unsigned char>(length);
-    std::memset(frame + header_bytes, static_cast<int>(k % 255 + 1),
-                static_cast<size_t>(size));
-  }
-  return f;
-}
-
-struct client_outcome {
-  int64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0;
-  int64_t mismatches = 0;
-  int64_t start_ns = 0, end_ns = 0;
-  std::string error;
-};
-
 void run_echo(int fd, const socket_params& p, const frames& f,
               client_outcome& out) {
   std::vector<unsigned char> echo(f.frame_bytes);
-  const size_t size = static_cast<size_t>(p.size);
   out.start_ns = now_ns();
   for (int64_t i = 0; i < p.messages; ++i) {
     const unsigned char* frame = f.at(i);
@@ -424,24 +426,8 @@ void run_echo(int fd, const socket_params& p, const frames& f,
     }
     ++out.sent;
     out.sent_bytes += p.size;
-    if (read_exact(fd, echo.data(), f.frame_bytes) != 1) {
-      out.error =
-          "reading echo " + std::to_string(i + 1) + ": " + errno_text(errno);
+    if (!receive_echo(fd, p, f, i, echo, out))
       break;
-    }
-    if (frame_length(echo.data()) != size) {
-      out.error = "echo " + std::to_string(i + 1)
-                  + " has the wrong length: the stream is out of step";
-      break;
-    }
-    ++out.received;
-    out.received_bytes += p.size;
-    bool same = echo[header_bytes] == frame[header_bytes]
-                && echo[f.frame_bytes - 1] == frame[f.frame_bytes - 1];
-    if (same && p.check_content)
-      same = std::memcmp(echo.data() + header_bytes, frame + header_bytes, size)
-             == 0;
-    out.mismatches += same ? 0 : 1;
   }
   out.end_ns = now_ns();
 }
@@ -474,7 +460,9 @@ void client_actor(caf::blocking_actor* self, int fd, const socket_params* p,
                   const frames* f, client_outcome* out,
                   std::promise<void>* done) {
   self->receive([&](go_atom) {
-    if (p->echo)
+    if (p->echo && p->rate > 0)
+      run_echo_paced(self, fd, *p, *f, *out);
+    else if (p->echo)
       run_echo(fd, *p, *f, *out);
     else
       run_flow(fd, *p, *f, *out);
@@ -611,8 +599,13 @@ json run_socket(request& req) {
   int64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0,
           mismatches = 0, last_end = gate_ns;
   std::string error;
+  std::unordered_map<int64_t, int64_t> latency;
+  int64_t latency_max_ns = 0;
   for (const auto& o : outcomes) {
     elapsed.push_back(o.end_ns - o.start_ns);
+    for (const auto& [bucket, count] : o.latency)
+      latency[bucket] += count;
+    latency_max_ns = std::max(latency_max_ns, o.latency_max_ns);
     sent += o.sent;
     sent_bytes += o.sent_bytes;
     received += o.received;
@@ -637,7 +630,7 @@ json run_socket(request& req) {
   if (!server.finish(5))
     throw worker_error("internal", "the server did not exit within 5 s after "
                                    "it printed served (killed)");
-  return {
+  json result = {
       {"measured",
        {{"elapsed_ns", elapsed},
         {"wall_ns", last_end - gate_ns},
@@ -649,6 +642,11 @@ json run_socket(request& req) {
         {"bytes_received", received_bytes},
         {"content_mismatches", mismatches}}},
   };
+  if (p.rate > 0) {
+    result["measured"]["latency_max_ns"] = latency_max_ns;
+    result["histograms"] = {{"latency_ns", histogram_pairs(latency)}};
+  }
+  return result;
 }
 
 } // namespace msgbench

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Drives the worker through its protocol: a ring, an unknown option (and what
-# fanin lists as known), an unknown workload, socket echo and flow.
+# fanin lists as known), an unknown workload, socket echo (closed and open
+# loop) and flow.
 # Usage: tests/protocol.sh bin/msgbench-caf
 set -u
 worker=$1
@@ -24,5 +25,6 @@ expect "unknown option, listing fanin's" '{"workload":"fanin","variant":"exit_si
 expect "unknown workload" '{"workload":"teleport","variant":"default","options":{},"params":{},"repetition":1,"warmup":false}' '"kind":"unsupported"'
 expect "socket echo" '{"workload":"socket","variant":"default","options":{},"params":{"mode":"echo","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1,"warmup":false}' '"messages_received":200,"messages_sent":200'
 expect "socket flow" '{"workload":"socket","variant":"default","options":{},"params":{"mode":"flow","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0},"repetition":1,"warmup":false}' '"bytes_received":20000,"bytes_sent":20000'
+expect "socket echo, open loop" '{"workload":"socket","variant":"single_thread","options":{"max_threads":1},"params":{"mode":"echo","size":100,"total_bytes":10000,"sockets":2,"data":"binary","placement":"local","check_content":1,"port":0,"rate":4000},"repetition":1,"warmup":false}' '"latency_ns":\[\[.*"messages_received":200,"messages_sent":200'
 echo "protocol: $passed passed, $failed failed"
 [ $failed -eq 0 ]

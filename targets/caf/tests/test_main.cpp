@@ -3,9 +3,17 @@
 // failed".
 #include <cstdio>
 #include <string>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <caf/all.hpp>
 
+#include "socket.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -105,6 +113,115 @@ void test_chat_counts(const std::string& message, int64_t think_ms) {
         "chat latency histogram counts every delivery" + label);
 }
 
+// A loopback listener on any free port; its port in `port`.
+int listen_any(uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), length);
+  ::listen(fd, 1);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
+int connect_loopback(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  int on = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  return fd;
+}
+
+// Accepts one connection and echoes each frame after `delay_ns`, until EOF;
+// with `hang_up_after` > 0 it closes after reading that many frames instead.
+void echo_slowly(int listener, size_t frame_bytes, int64_t delay_ns,
+                 int64_t hang_up_after) {
+  int fd = ::accept(listener, nullptr, nullptr);
+  std::vector<unsigned char> frame(frame_bytes);
+  for (int64_t n = 1; msgbench::read_exact(fd, frame.data(), frame_bytes) == 1;
+       ++n) {
+    if (hang_up_after > 0 && n >= hang_up_after)
+      break;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(delay_ns));
+    if (!msgbench::write_all(fd, frame.data(), frame_bytes))
+      break;
+  }
+  ::close(fd);
+}
+
+// One socket's open loop against echo_slowly: its outcome.
+msgbench::client_outcome open_loop(int64_t messages, double rate,
+                                   int64_t delay_ns,
+                                   int64_t hang_up_after = 0) {
+  msgbench::socket_params p;
+  p.size = 64;
+  p.messages = messages;
+  p.sockets = 1;
+  p.rate = rate;
+  const msgbench::frames f = msgbench::prepare_frames(p.size, p.messages);
+  uint16_t port = 0;
+  int listener = listen_any(port);
+  std::thread server(echo_slowly, listener, f.frame_bytes, delay_ns,
+                     hang_up_after);
+  int fd = connect_loopback(port);
+  msgbench::client_outcome out;
+  {
+    caf::actor_system_config config;
+    caf::actor_system sys{config};
+    caf::scoped_actor self{sys};
+    msgbench::run_echo_paced(self.ptr(), fd, p, f, out);
+  }
+  ::close(fd);
+  server.join();
+  ::close(listener);
+  return out;
+}
+
+int64_t counted(const msgbench::client_outcome& out) {
+  int64_t n = 0;
+  for (const auto& [bucket, count] : out.latency)
+    n += count;
+  return n;
+}
+
+// A server that takes 2 ms per echo against 1,000 offered a second falls 1 ms
+// further behind with each message: the last echo's latency from its due time
+// is the whole backlog (at least ~100 ms after 100 messages), where a
+// send-to-echo time would stay near 2 ms. A prompt server keeps it small.
+void test_open_loop_charges_a_slow_server() {
+  const auto slow = open_loop(100, 1000, 2000000);
+  check(slow.error.empty(), "slow server: no error (" + slow.error + ")");
+  check(slow.received == 100 && slow.sent == 100, "slow server: 100 echoes");
+  check(counted(slow) == 100, "slow server: every echo timed once");
+  check(slow.latency_max_ns >= 95000000,
+        "slow server: latency max " + std::to_string(slow.latency_max_ns)
+            + " ns >= 95 ms");
+  const auto prompt = open_loop(100, 1000, 0);
+  check(prompt.error.empty() && counted(prompt) == 100,
+        "prompt server: every echo timed (" + prompt.error + ")");
+  check(prompt.latency_max_ns < 50000000,
+        "prompt server: latency max " + std::to_string(prompt.latency_max_ns)
+            + " ns < 50 ms");
+  check(prompt.end_ns - prompt.start_ns >= 99000000,
+        "prompt server: 100 messages at 1,000/s take >= 99 ms (paced)");
+}
+
+// A server that hangs up mid-sequence fails the loop, and its writer stops.
+void test_open_loop_fails_when_the_server_hangs_up() {
+  const int64_t t0 = msgbench::now_ns();
+  const auto out = open_loop(1000, 2000, 0, 3);
+  check(!out.error.empty(), "hung-up server: an error");
+  check(out.received < 1000, "hung-up server: not every echo");
+  check(msgbench::now_ns() - t0 < 5000000000, "hung-up server: fails at once");
+}
+
 } // namespace
 
 int main() {
@@ -113,6 +230,8 @@ int main() {
   test_fanin_exit_signals();
   test_chat_counts("text", 0);
   test_chat_counts("binary", 10);
+  test_open_loop_charges_a_slow_server();
+  test_open_loop_fails_when_the_server_hangs_up();
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -4,19 +4,21 @@
 -- client; it starts the server half ('serveMain', the same binary with
 -- --serve) from MSGBENCH_PEER_COMMAND (spec/README.md, "Peers"). One Haskell
 -- thread per connection on each end; blocking (passive) reads through GHC's
--- I/O manager; one send per frame; TCP_NODELAY on.
-module Socket (measureSocket, serveMain, bucketFill, frameCount) where
+-- I/O manager; one send per frame; TCP_NODELAY on. Echo in open loop (rate >
+-- 0): a writer thread per socket beside the reader ('runEchoPaced').
+module Socket (measureSocket, serveMain, bucketFill, frameCount, Params (..), Client (..), runEchoPaced) where
 
-import Control.Concurrent (forkIO)
+import Control.Concurrent (forkFinally, forkIO, killThread)
 import Control.Concurrent.Chan (Chan, newChan, readChan, writeChan)
 import Control.Concurrent.MVar (newEmptyMVar, putMVar, readMVar, takeMVar)
-import Control.Exception (IOException, SomeException, bracket, displayException, finally, throwIO, try)
+import Control.Exception (AsyncException (..), IOException, SomeException, bracket, displayException, finally, fromException, onException, throwIO, try)
 import Control.Monad (forM, forM_, replicateM, unless, void, when)
 import Data.Aeson (Value (..), decodeStrict', object, toJSON, (.=))
 import qualified Data.Aeson.KeyMap as KM
 import Data.Bits (shiftL, shiftR, (.&.), (.|.))
 import qualified Data.ByteString as B
 import qualified Data.ByteString.Char8 as BC
+import qualified Data.IntMap.Strict as IM
 import Data.IORef (IORef, modifyIORef', newIORef, readIORef, writeIORef)
 import Data.Int (Int64)
 import Data.Maybe (fromMaybe)
@@ -26,7 +28,9 @@ import qualified Data.Text as T
 import qualified Data.Vector as V
 import qualified Data.Aeson.Key as Key
 import Data.Word (Word8)
+import Msgbench.Histogram (bucket)
 import Msgbench.Measure (nowNs, peakRssBytes)
+import Msgbench.Pacer (due, pacer, waitUntil)
 import Network.Socket
 import Network.Socket.ByteString (recv, sendAll, sendMany)
 import Msgbench.Options (optionsKnown)
@@ -45,6 +49,7 @@ data Params = Params
   , pCheck :: Bool
   , pPort :: Int
   , pRemote :: Bool
+  , pRate :: Double -- ^ echo's round trips a second, all sockets; 0: closed loop
   }
 
 messagesOf :: Params -> Int64
@@ -60,9 +65,12 @@ parseParams req = do
   placement <- param req "placement"
   check <- param req "check_content"
   port <- param req "port"
+  -- Sent only when > 0 (the spec's omit_at_default), and only with echo (the
+  -- harness checks the spec's requires).
+  rate <- paramOr req "rate" 0
   when (dataKind == ("list" :: Text)) $
     failWith Unsupported "data = \"list\" is an Erlang notion (lists of bytes on a socket); ghc sends ByteStrings only: use data = \"binary\""
-  pure (Params (mode == ("flow" :: Text)) size total sockets (check == (1 :: Int)) port (placement == ("remote" :: Text)))
+  pure (Params (mode == ("flow" :: Text)) size total sockets (check == (1 :: Int)) port (placement == ("remote" :: Text)) rate)
 
 headerBytes :: Int
 headerBytes = 4
@@ -286,7 +294,11 @@ stopPeer peer = do
     Just _ -> pure ()
     Nothing -> terminateProcess (peerProc peer) >> void (waitForProcess (peerProc peer))
 
-data Client = Client {cElapsed :: !Int64, cSent, cSentBytes, cRecv, cRecvBytes, cMismatch :: !Int64}
+-- | One socket's counts; in open loop also its latencies from each message's
+-- due time (by 'bucket') and the largest.
+data Client = Client
+  { cElapsed :: !Int64, cSent, cSentBytes, cRecv, cRecvBytes, cMismatch :: !Int64
+  , cLatency :: !(IM.IntMap Int64), cLatencyMax :: !Int64 }
 
 measureSocket :: Request -> IO Result
 measureSocket req = do
@@ -309,7 +321,7 @@ measureSocket req = do
     done <- newChan
     forM_ conns $ \s -> forkIO $ do
       readMVar release
-      r <- try (runClient p s messages pickFrame)
+      r <- try (if pRate p > 0 && not (pFlow p) then runEchoPaced p s messages pickFrame else runClient p s messages pickFrame)
       writeChan done r
     t0 <- nowNs
     putMVar release ()
@@ -329,12 +341,16 @@ measureSocket req = do
         (received, receivedBytes)
           | pFlow p = (intField served "messages", intField served "bytes")
           | otherwise = (sumOf cRecv, sumOf cRecvBytes)
+        paced = pRate p > 0
     pure
       emptyResult
-        { measured = [("elapsed_ns", toJSON (map cElapsed clients)), ("wall_ns", toJSON (t1 - t0)), ("peak_rss_bytes", toJSON rss)]
+        { measured =
+            [("elapsed_ns", toJSON (map cElapsed clients)), ("wall_ns", toJSON (t1 - t0)), ("peak_rss_bytes", toJSON rss)]
+              ++ [("latency_max_ns", toJSON (maximum (0 : map cLatencyMax clients))) | paced]
         , verify =
             [ ("messages_sent", sumOf cSent), ("messages_received", received), ("bytes_sent", sumOf cSentBytes)
             , ("bytes_received", receivedBytes), ("content_mismatches", sumOf cMismatch) ]
+        , histograms = [("latency_ns", IM.toAscList (IM.unionsWith (+) (map cLatency clients))) | paced]
         }
 
 runClient :: Params -> Socket -> Int64 -> (Int64 -> B.ByteString) -> IO Client
@@ -349,7 +365,7 @@ runClient p s messages frame = do
       ack <- recv s 1
       t1 <- nowNs
       unless (ack == B.singleton ackByte) $ failWith Internal ("the server acked with " ++ show ack)
-      pure (Client (t1 - t0) messages (messages * fromIntegral size) 0 0 0)
+      pure (Client (t1 - t0) messages (messages * fromIntegral size) 0 0 0 IM.empty 0)
     else do
       mismatches <- newIORef (0 :: Int64)
       let loop !i !got
@@ -361,13 +377,72 @@ runClient p s messages frame = do
                 case back of
                   Nothing -> failWith Internal "the server closed the connection before echoing every message"
                   Just b -> do
-                    let same
-                          | pCheck p = b == f
-                          | otherwise = B.length b == B.length f && B.index b headerBytes == B.index f headerBytes && B.last b == B.last f
-                    unless same $ modifyIORef' mismatches (+ 1)
+                    unless (echoMatches p f b) $ modifyIORef' mismatches (+ 1)
                     loop (i + 1) (got + 1)
       got <- loop 0 0
       t1 <- nowNs
       shutdown s ShutdownSend
       m <- readIORef mismatches
-      pure (Client (t1 - t0) messages (messages * fromIntegral size) got (got * fromIntegral size) m)
+      pure (Client (t1 - t0) messages (messages * fromIntegral size) got (got * fromIntegral size) m IM.empty 0)
+
+-- | Whether echo b is frame f: whole (check_content), or its length, first and
+-- last byte.
+echoMatches :: Params -> B.ByteString -> B.ByteString -> Bool
+echoMatches p f b
+  | pCheck p = b == f
+  | otherwise = B.length b == B.length f && B.index b headerBytes == B.index f headerBytes && B.last b == B.last f
+
+-- | Echo in open loop: a writer thread sends message i at its due time, rate /
+-- sockets a second from its first send, never waiting for echoes (late, it
+-- sends at once; it never skips); this thread reads the echoes in order,
+-- checks each as the closed loop does and records its latency from its
+-- message's due time, so a client or server that falls behind is charged for
+-- the wait it caused.
+runEchoPaced :: Params -> Socket -> Int64 -> (Int64 -> B.ByteString) -> IO Client
+runEchoPaced p s messages frame = do
+  r <- newReader s
+  let size = pSize p
+      perSocket = pRate p / fromIntegral (pSockets p)
+  started <- newEmptyMVar
+  written <- newEmptyMVar
+  writer <- flip forkFinally (putMVar written) $ do
+    t0 <- nowNs
+    putMVar started t0
+    let schedule = pacer t0 perSocket
+    -- On a failure the reader, waiting for an echo that cannot come, fails now.
+    forM_ [0 .. messages - 1] (\i -> waitUntil (due schedule i) >> sendAll s (frame i))
+      `onException` shutdownQuietly s
+  t0 <- readMVar started
+  let schedule = pacer t0 perSocket
+      loop !i !mismatches !hist !worst !lastT
+        | i >= messages = pure (mismatches, hist, worst, lastT)
+        | otherwise = do
+            back <- readExact r (headerBytes + size)
+            t <- nowNs
+            case back of
+              Nothing -> failWith Internal "the server closed the connection before echoing every message"
+              Just b -> do
+                let lat = t - due schedule i
+                loop (i + 1) (if echoMatches p (frame i) b then mismatches else mismatches + 1)
+                  (IM.insertWith (+) (bucket lat) 1 hist) (max worst lat) t
+  outcome <- try (loop 0 0 IM.empty 0 t0)
+  case outcome of
+    Left (e :: SomeException) -> do
+      killThread writer -- it stops in its wait or its blocked send
+      w <- takeMVar written
+      -- A writer that failed first closed the socket: its failure is the cause.
+      case w of
+        Left we | not (isKilled we) -> throwIO we
+        _ -> throwIO e
+    Right (m, hist, worst, t1) -> do
+      takeMVar written >>= either throwIO pure
+      shutdown s ShutdownSend
+      let bytes = messages * fromIntegral size
+      pure (Client (t1 - t0) messages bytes messages bytes m hist worst)
+  where
+    isKilled e = case fromException e of
+      Just ThreadKilled -> True
+      _ -> False
+
+shutdownQuietly :: Socket -> IO ()
+shutdownQuietly s = void (try (shutdown s ShutdownBoth) :: IO (Either IOException ()))

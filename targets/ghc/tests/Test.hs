@@ -1,18 +1,89 @@
-{-# LANGUAGE OverloadedStrings #-}
+{-# LANGUAGE OverloadedStrings, ScopedTypeVariables #-}
 -- | The ghc target's own tests (make test): a ring's counts, fanin and chat,
 -- and the worker answering an unknown option and an unknown workload through
--- the protocol (the kit's tests, kits/ghc/tests, cover its histogram, options
--- and lines).
+-- the protocol, socket echo's open loop against slow and prompt servers (the
+-- kit's tests, kits/ghc/tests, cover its histogram, pacer, options and lines).
 module Main (main) where
 
-import Control.Monad (forM_)
+import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
+import Control.Exception (SomeException, finally, try)
+import Control.Monad (forM_, unless)
+import qualified Data.ByteString as B
+import qualified Data.IntMap.Strict as IM
+import Data.Int (Int64)
 import Data.List (isInfixOf)
 import qualified Chat as C
 import Msgbench.Check (check, finish, newCounter)
 import Fanin (Counts (..), FaninOutcome (..), Share (..), runFanin)
+import Msgbench.Measure (nowNs)
+import Network.Socket
+import Network.Socket.ByteString (recv, sendAll)
+import Socket (Client (..), Params (..), runEchoPaced)
 import Ring (Outcome (..), runRing)
 import System.Environment (getArgs)
 import System.Process (readProcess)
+
+-- | One socket's open loop of n 64-byte messages at rate a second against a
+-- loopback server that echoes each after delayUs, or, with hangUpAfter > 0,
+-- closes after reading that many frames.
+openLoop :: Int64 -> Double -> Int -> Int -> IO (Either SomeException Client)
+openLoop n rate delayUs hangUpAfter = do
+  listener <- socket AF_INET Stream defaultProtocol
+  bind listener (SockAddrInet 0 (tupleToHostAddress (127, 0, 0, 1)))
+  listen listener 1
+  port <- socketPort listener
+  served <- newEmptyMVar
+  let frameBytes = 4 + 64
+      frameOf i = B.pack [0, 0, 0, 64] <> B.replicate 64 (fromIntegral (i `mod` 7))
+      echo conn k buf
+        | hangUpAfter > 0 && k >= hangUpAfter = pure ()
+        | B.length buf >= frameBytes = do
+            threadDelay delayUs
+            sendAll conn (B.take frameBytes buf)
+            echo conn (k + 1) (B.drop frameBytes buf)
+        | otherwise = do
+            chunk <- recv conn 65536
+            unless (B.null chunk) (echo conn k (buf <> chunk))
+  _ <- forkIO $ do
+    (conn, _) <- accept listener
+    (void' (try (echo conn (0 :: Int) B.empty)) `finally` close conn) `finally` putMVar served ()
+  s <- socket AF_INET Stream defaultProtocol
+  connect s (SockAddrInet port (tupleToHostAddress (127, 0, 0, 1)))
+  setSocketOption s NoDelay 1
+  let p = Params False 64 (64 * n) 1 True 0 False rate
+  r <- try (runEchoPaced p s n frameOf)
+  close s
+  takeMVar served
+  close listener
+  pure r
+  where
+    void' :: IO (Either SomeException ()) -> IO ()
+    void' a = a >> pure ()
+
+-- | A server taking 2 ms per echo against 1,000 offered a second falls 1 ms
+-- further behind each message: the last echo's latency from its due time is
+-- the whole backlog (at least ~100 ms after 100 messages), where a
+-- send-to-echo time would stay near 2 ms. A prompt one keeps it small.
+testOpenLoop :: (String -> Bool -> IO ()) -> IO ()
+testOpenLoop ok = do
+  slow <- openLoop 100 1000 2000 0
+  case slow of
+    Left e -> ok ("open loop, slow server: " ++ show e) False
+    Right c -> do
+      ok "open loop, slow server: 100 echoes, each timed once" (cRecv c == 100 && sum (IM.elems (cLatency c)) == 100)
+      ok ("open loop, slow server: latency max " ++ show (cLatencyMax c) ++ " ns >= 95 ms") (cLatencyMax c >= 95000000)
+  prompt <- openLoop 100 1000 0 0
+  case prompt of
+    Left e -> ok ("open loop, prompt server: " ++ show e) False
+    Right c -> do
+      ok "open loop, prompt server: 100 echoes, each timed once" (cRecv c == 100 && sum (IM.elems (cLatency c)) == 100)
+      ok ("open loop, prompt server: latency max " ++ show (cLatencyMax c) ++ " ns < 50 ms") (cLatencyMax c < 50000000)
+      ok ("open loop, prompt server: paced, 100 at 1,000/s in >= 99 ms: " ++ show (cElapsed c)) (cElapsed c >= 99000000)
+  t0 <- nowNs
+  hungUp <- openLoop 1000 2000 0 3
+  t1 <- nowNs
+  ok "open loop, a server that hangs up: an error, at once" (either (const True) (const False) hungUp && t1 - t0 < 5000000000)
 
 main :: IO ()
 main = do
@@ -24,6 +95,7 @@ main = do
   check counter "ring 100x7: links" (links o == 100)
   o2 <- runRing 2 1 ""
   check counter "ring 2x1: hops, laps, links" (hops o2 == 2 && laps o2 == 1 && links o2 == 2)
+  testOpenLoop (check counter)
   let mix = [Share 50 "exit_signal" 10, Share 50 "message" 3]
   mapM_
     ( \q -> do
@@ -63,5 +135,9 @@ main = do
         check counter ("socket " ++ mode ++ ": 3 sockets of 100 messages, every byte back")
           ("\"messages_received\":300" `isInfixOf` out4 && "\"messages_sent\":300" `isInfixOf` out4
             && "\"bytes_received\":30000" `isInfixOf` out4 && "\"content_mismatches\":0" `isInfixOf` out4)
+      out6 <- ask "{\"workload\":\"socket\",\"variant\":\"default\",\"options\":{},\"params\":{\"mode\":\"echo\",\"size\":100,\"total_bytes\":10000,\"sockets\":2,\"data\":\"binary\",\"placement\":\"local\",\"check_content\":1,\"port\":0,\"rate\":4000},\"repetition\":1,\"warmup\":false}\n"
+      check counter ("socket echo in open loop: 2 sockets of 100 messages, every echo back and timed: " ++ out6)
+        ("\"messages_received\":200" `isInfixOf` out6 && "\"content_mismatches\":0" `isInfixOf` out6
+          && "\"latency_ns\":[[" `isInfixOf` out6 && "\"latency_max_ns\"" `isInfixOf` out6)
     _ -> putStrLn "no worker binary given: protocol tests skipped"
   finish counter

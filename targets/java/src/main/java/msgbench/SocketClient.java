@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicReference;
+import msgbench.kit.Histogram;
+import msgbench.kit.Pacer;
 import msgbench.kit.Proc;
 import msgbench.kit.Request;
 import msgbench.kit.Wire;
@@ -39,6 +41,9 @@ final class SocketClient {
     long mismatches;
     long elapsed;
 
+    /** Open loop: each round trip from its message's due time, ns. */
+    final Histogram latency = new Histogram();
+
     Client(int k, Socket socket) throws IOException {
       this.k = k;
       this.socket = socket;
@@ -51,38 +56,107 @@ final class SocketClient {
     /** One message at a time; the next is sent when its echo is back whole. */
     void echo(SocketParams p, long messages, byte[][] frames) throws IOException, WorkerError {
       byte[] payload = new byte[p.size];
-      int last = p.size - 1;
       long start = Proc.now();
       for (long i = 0; i < messages; i++) {
         byte[] frame = frames[(int) (i % frames.length)];
         out.write(frame);
         sent++;
         sentBytes += p.size;
-        int n = in.readInt();
-        if (n != p.size) {
-          throw WorkerError.internal(
-              "socket "
-                  + k
-                  + ": the echo of message "
-                  + (i + 1)
-                  + " is framed as "
-                  + n
-                  + " bytes, not "
-                  + p.size);
-        }
-        in.readFully(payload);
-        received++;
-        receivedBytes += p.size;
-        if (p.checkContent) {
-          if (!Arrays.equals(payload, 0, p.size, frame, SocketParams.HEADER, frame.length)) {
-            mismatches++;
-          }
-        } else if (payload[0] != frame[SocketParams.HEADER]
-            || payload[last] != frame[frame.length - 1]) {
-          mismatches++;
-        }
+        receive(p, i, frame, payload);
       }
       elapsed = Proc.now() - start;
+    }
+
+    /**
+     * Open loop: a writer thread of the model sends message i at its due time (rate / sockets per
+     * second from this socket's first send) without waiting for echoes; this thread reads the
+     * echoes in order, checks each as echo does and times it from its message's due time.
+     */
+    void echoPaced(SocketParams p, long messages, byte[][] frames, ThreadFactory threads)
+        throws IOException, WorkerError, InterruptedException {
+      byte[] payload = new byte[p.size];
+      // The writer's schedule, from its first send (so its thread's start is not charged).
+      AtomicReference<Pacer> schedule = new AtomicReference<>();
+      AtomicReference<IOException> writeFailure = new AtomicReference<>();
+      Thread writer = threads.newThread(() -> write(p, messages, frames, schedule, writeFailure));
+      writer.start();
+      try {
+        Pacer pacer = null;
+        long now = 0;
+        for (long i = 0; i < messages; i++) {
+          receive(p, i, frames[(int) (i % frames.length)], payload);
+          now = Proc.now();
+          if (pacer == null) { // echo 0 is back, so message 0 was sent: the schedule is set
+            pacer = schedule.get();
+          }
+          latency.record(now - pacer.due(i));
+        }
+        elapsed = now - schedule.get().due(0); // first send to last echo
+      } catch (IOException | WorkerError | RuntimeException e) {
+        // Read before stopping the writer: a write that fails after this close is no cause.
+        IOException cause = writeFailure.get();
+        writer.interrupt(); // a writer waiting for its next due time stops there
+        SocketServer.close(socket); // one blocked in a write fails at once
+        writer.join();
+        if (cause != null) { // the reader failed because the writer had (it closed the socket)
+          cause.addSuppressed(e);
+          throw cause;
+        }
+        throw e;
+      }
+      writer.join(); // every echo is back: the writer has sent its last message
+    }
+
+    /** The open loop's writer: each frame at its due time, at once when late, never skipped. */
+    private void write(
+        SocketParams p,
+        long messages,
+        byte[][] frames,
+        AtomicReference<Pacer> schedule,
+        AtomicReference<IOException> failure) {
+      Pacer pacer = new Pacer(Proc.now(), p.rate / p.sockets);
+      schedule.set(pacer);
+      try {
+        for (long i = 0; i < messages; i++) {
+          Pacer.waitUntil(pacer.due(i));
+          out.write(frames[(int) (i % frames.length)]);
+          sent++;
+          sentBytes += p.size;
+        }
+      } catch (IOException e) {
+        failure.set(e);
+        SocketServer.close(socket); // the reader, waiting for an echo that cannot come, fails now
+      } catch (InterruptedException e) {
+        // the reader failed first and stopped this writer
+      }
+    }
+
+    /** Reads echo i of frame and checks it: its framing, and its content or its ends. */
+    private void receive(SocketParams p, long i, byte[] frame, byte[] payload)
+        throws IOException, WorkerError {
+      int n = in.readInt();
+      if (n != p.size) {
+        throw WorkerError.internal(
+            "socket "
+                + k
+                + ": the echo of message "
+                + (i + 1)
+                + " is framed as "
+                + n
+                + " bytes, not "
+                + p.size);
+      }
+      in.readFully(payload);
+      received++;
+      receivedBytes += p.size;
+      if (p.checkContent) {
+        if (!Arrays.equals(payload, 0, p.size, frame, SocketParams.HEADER, frame.length)) {
+          mismatches++;
+        }
+      } else if (payload[0] != frame[SocketParams.HEADER]
+          || payload[p.size - 1] != frame[frame.length - 1]) {
+        mismatches++;
+      }
     }
 
     /** Every frame as fast as the connection takes them; then shutdown and the server's ack. */
@@ -109,7 +183,12 @@ final class SocketClient {
     SocketParams p = new SocketParams(req);
     long messages = p.messages();
     long fixed = (long) SocketParams.frameCount(p.size, messages) * (SocketParams.HEADER + p.size);
-    SocketParams.checkMemory(p, fixed, SocketParams.READ_BUFFER + (p.flow ? 0 : p.size), "client");
+    SocketParams.checkMemory(
+        p,
+        fixed,
+        SocketParams.READ_BUFFER + (p.flow ? 0 : p.size),
+        p.paced() ? 2 : 1, // in open loop a writer thread beside each socket's reader
+        "client");
     byte[][] frames = SocketParams.frames(p.size, messages);
     List<Client> clients = new ArrayList<>();
     long wall;
@@ -172,8 +251,10 @@ final class SocketClient {
     long received = 0;
     long receivedBytes = 0;
     long mismatches = 0;
+    Histogram latency = new Histogram();
     for (int i = 0; i < elapsed.length; i++) {
       Client c = clients.get(i);
+      latency.merge(c.latency);
       elapsed[i] = c.elapsed;
       sent += c.sent;
       sentBytes += c.sentBytes;
@@ -194,6 +275,10 @@ final class SocketClient {
     r.verify.put("bytes_sent", sentBytes);
     r.verify.put("bytes_received", receivedBytes);
     r.verify.put("content_mismatches", mismatches);
+    if (p.paced()) {
+      r.measured.put("latency_max_ns", latency.max());
+      r.histograms.put("latency_ns", latency.sparse());
+    }
     return r;
   }
 
@@ -204,6 +289,7 @@ final class SocketClient {
     CountDownLatch done = new CountDownLatch(clients.size());
     AtomicReference<Object> failure = new AtomicReference<>();
     ThreadFactory threads = p.model.threads("client-");
+    ThreadFactory writers = p.model.threads("writer-");
     for (Client c : clients) {
       threads
           .newThread(
@@ -212,6 +298,8 @@ final class SocketClient {
                   release.await();
                   if (p.flow) {
                     c.flow(p, messages, frames);
+                  } else if (p.paced()) {
+                    c.echoPaced(p, messages, frames, writers);
                   } else {
                     c.echo(p, messages, frames);
                   }

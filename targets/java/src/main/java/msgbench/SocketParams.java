@@ -38,6 +38,10 @@ final class SocketParams {
   final boolean remote;
   final boolean checkContent;
   final int port;
+
+  /** Echo's offered round trips per second, all sockets together; 0 = closed loop. */
+  final double rate;
+
   final Model model;
 
   SocketParams(Request req) throws WorkerError {
@@ -49,6 +53,8 @@ final class SocketParams {
     remote = req.stringParam("placement").equals("remote");
     checkContent = req.longParam("check_content") == 1;
     port = (int) req.longParam("port");
+    // Sent only when > 0 (spec: omit_at_default); the harness checked that it goes with echo.
+    rate = req.params.has("rate") ? req.doubleParam("rate") : 0;
     model = Model.of(req);
     if (req.stringParam("data").equals("list")) {
       throw WorkerError.unsupported(
@@ -63,6 +69,11 @@ final class SocketParams {
   /** Messages per socket: total_bytes / size, at least one. */
   long messages() {
     return Math.max(1, totalBytes / size);
+  }
+
+  /** Whether echo runs in open loop: a writer and a reader per socket. */
+  boolean paced() {
+    return rate > 0;
   }
 
   String mode() {
@@ -90,8 +101,12 @@ final class SocketParams {
     return frames;
   }
 
-  /** Refuses buffers that cannot fit in the memory available now. */
-  static void checkMemory(SocketParams p, long fixed, long perSocket, String who)
+  /**
+   * Refuses buffers that cannot fit in the memory available now, and platform threads
+   * (threadsPerSocket per socket) beyond the kernel's limits.
+   */
+  static void checkMemory(
+      SocketParams p, long fixed, long perSocket, int threadsPerSocket, String who)
       throws WorkerError {
     long available = Proc.availableBytes();
     long need = fixed + p.sockets * perSocket;
@@ -112,7 +127,7 @@ final class SocketParams {
               + " MiB available");
     }
     if (p.model.platform()) {
-      Proc.checkPlatformThreads(p.sockets + 1L);
+      Proc.checkPlatformThreads((long) threadsPerSocket * p.sockets + 1);
     }
   }
 }

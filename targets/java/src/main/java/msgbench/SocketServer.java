@@ -91,7 +91,7 @@ final class SocketServer {
         p.flow
             ? SocketParams.READ_BUFFER + Math.min(p.size, SocketParams.DISCARD_CHUNK)
             : SocketParams.READ_BUFFER + SocketParams.HEADER + (long) p.size;
-    SocketParams.checkMemory(p, 0, perSocket, "server");
+    SocketParams.checkMemory(p, 0, perSocket, 1, "server");
     ServerSocket listener = listen(p);
     List<Socket> conns = new CopyOnWriteArrayList<>();
     ThreadFactory threads = p.model.threads("serve-");

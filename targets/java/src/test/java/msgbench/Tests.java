@@ -72,6 +72,7 @@ public final class Tests {
             RingTests.class,
             FaninTests.class,
             SocketTests.class,
+            SocketOpenLoopTests.class,
             ChatTests.class,
             ChatServerTests.class);
     int passed = 0;
