@@ -59,6 +59,13 @@ void protocol_error(FILE *out, error_kind kind, const char *message)
 void protocol_result(FILE *out, const measured_fact *measured, size_t measured_count,
                      const verify_count *verify, size_t verify_count_length)
 {
+    protocol_result_with_histograms(out, measured, measured_count, verify, verify_count_length, NULL, 0);
+}
+
+void protocol_result_with_histograms(FILE *out, const measured_fact *measured, size_t measured_count,
+                                     const verify_count *verify, size_t verify_count_length,
+                                     const named_histogram *histograms, size_t histogram_count)
+{
     fputs("{\"type\":\"result\",\"measured\":{", out);
     for (size_t i = 0; i < measured_count; i++) {
         const measured_fact *m = &measured[i];
@@ -80,7 +87,18 @@ void protocol_result(FILE *out, const measured_fact *measured, size_t measured_c
         json_write_string(out, verify[i].name);
         fprintf(out, ":%lld", verify[i].count);
     }
-    fputs("}}\n", out);
+    fputc('}', out);
+    if (histogram_count > 0) {
+        fputs(",\"histograms\":{", out);
+        for (size_t i = 0; i < histogram_count; i++) {
+            fputs(i > 0 ? "," : "", out);
+            json_write_string(out, histograms[i].name);
+            fputc(':', out);
+            histogram_write_json(out, histograms[i].counts);
+        }
+        fputc('}', out);
+    }
+    fputs("}\n", out);
     fflush(out);
 }
 

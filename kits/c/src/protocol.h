@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "histogram.h"
+
 typedef enum {
     ERROR_UNSUPPORTED,
     ERROR_RESOURCE,
@@ -35,9 +37,20 @@ void protocol_hello(FILE *out, const char *target, const char *runtime_version, 
 
 void protocol_error(FILE *out, error_kind kind, const char *message);
 
+/* One of a result's `histograms` (spec/README.md): sparse [bucket, count] pairs. */
+typedef struct {
+    const char *name;
+    const histogram *counts;
+} named_histogram;
+
 /* {"type":"result","measured":{...},"verify":{...}} */
 void protocol_result(FILE *out, const measured_fact *measured, size_t measured_count,
                      const verify_count *verify, size_t verify_count_length);
+
+/* The same with ,"histograms":{...} when histogram_count > 0. */
+void protocol_result_with_histograms(FILE *out, const measured_fact *measured, size_t measured_count,
+                                     const verify_count *verify, size_t verify_count_length,
+                                     const named_histogram *histograms, size_t histogram_count);
 
 /* The error kind a peer named ("unsupported", "resource"; anything else is internal). */
 error_kind protocol_error_kind(const char *name);

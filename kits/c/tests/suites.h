@@ -6,5 +6,6 @@
 
 void test_json(void);
 void test_kit(void);
+void test_histogram(void);
 
 #endif

@@ -5,6 +5,6 @@ int checks_failed;
 
 int main(void)
 {
-    const check_suite suites[] = {{"json", test_json}, {"kit", test_kit}};
+    const check_suite suites[] = {{"json", test_json}, {"kit", test_kit}, {"histogram", test_histogram}};
     return check_suites(suites, sizeof suites / sizeof suites[0]);
 }

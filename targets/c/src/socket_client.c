@@ -2,10 +2,13 @@
 #include "socket_client.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +24,9 @@
 #define NS_PER_S INT64_C(1000000000)
 /* After a client thread failed: how long the server gets to say why. */
 #define SERVER_EXPLAIN_LIMIT_S 5
+/* Open loop: a writer stopped by its reader's failure notices within this much, however
+ * slow the rate. */
+#define WRITER_MAX_SLEEP_NS (50 * INT64_C(1000000))
 
 typedef struct {
     const socket_params *p;
@@ -34,6 +40,9 @@ typedef struct {
     long long ready;
     bool gate_open;
     bool abort;
+    /* open loop: message i of every socket is due at start_ns + i * interval_ns */
+    int64_t start_ns; /* when the gate opened */
+    double interval_ns;
 } shared_state;
 
 typedef struct {
@@ -53,6 +62,15 @@ typedef struct {
     long long mismatches;
     bool failed;
     char error[320];
+    /* open loop (rate > 0): the writer thread, which counts sent and sent_bytes; stop is
+     * set by whichever of writer and reader fails first (writer_first: the writer) */
+    pthread_t writer;
+    bool writer_started;
+    atomic_bool stop;
+    bool writer_failed;
+    bool writer_first;
+    char writer_error[320];
+    histogram latency; /* the reader's */
 } client;
 
 static void failf(client *c, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -174,6 +192,147 @@ static void run_flow(client *c)
     c->end_ns = monotonic_ns();
 }
 
+/* Open loop: message i's intended send time. */
+static int64_t intended_ns(const shared_state *s, long long i)
+{
+    return s->start_ns + (int64_t)llround((double)i * s->interval_ns);
+}
+
+/* Open loop: the first of writer and reader to fail stops the other. shutdown() wakes
+ * the other's blocked send() or recv(); the fd stays open until the client closes it. */
+static bool stop_the_other(client *c)
+{
+    bool first = !atomic_exchange(&c->stop, true);
+    if (first) {
+        shutdown(c->fd, SHUT_RDWR);
+    }
+    return first;
+}
+
+/* Waits until due_ns, in sleeps of at most WRITER_MAX_SLEEP_NS so that a stop is seen;
+ * false when stopped. */
+static bool writer_wait(client *c, int64_t due_ns)
+{
+    for (;;) {
+        if (atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+            return false;
+        }
+        int64_t now = monotonic_ns();
+        if (now >= due_ns) {
+            return true;
+        }
+        sleep_until_ns(due_ns - now > WRITER_MAX_SLEEP_NS ? now + WRITER_MAX_SLEEP_NS : due_ns);
+    }
+}
+
+/* Open loop's writer: sends message i at its intended time (at once when late, never
+ * skipping one, one send() per frame as the closed loop), whatever the echoes do. It
+ * sleeps with clock_nanosleep(TIMER_ABSTIME) at a timer slack of 1 ns (the default
+ * 50 us would add up to 50 us to every wake-up) and never spins: on two cores a spinning
+ * writer would take the CPU its reader and the server need, and a late wake-up is
+ * charged anyway (latencies run from the intended time). Its watch is its own and never
+ * watched: the reader's watch times the connection out. */
+static void run_writer(client *c)
+{
+    const shared_state *s = c->s;
+    io_watch unwatched = {0};
+    for (long long i = 0; i < s->messages; i++) {
+        if (!writer_wait(c, intended_ns(s, i))) {
+            return;
+        }
+        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * s->frame_stride;
+        int error = 0;
+        io_status status = net_write_all(c->fd, &unwatched, frame, s->frame_bytes, NULL, &error);
+        if (status != IO_OK) {
+            if (status == IO_EOF) {
+                snprintf(c->writer_error, sizeof c->writer_error,
+                         "the server closed socket %lld after %lld of %lld messages sent (%s while sending)", c->index,
+                         i, s->messages, net_status_text(status, error));
+            } else {
+                snprintf(c->writer_error, sizeof c->writer_error,
+                         "socket %lld: %s after %lld of %lld messages sent (sending)", c->index,
+                         net_status_text(status, error), i, s->messages);
+            }
+            c->writer_failed = true;
+            c->writer_first = stop_the_other(c);
+            return;
+        }
+        c->sent++;
+        c->sent_bytes += s->p->size;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    client *c = arg;
+    shared_state *s = c->s;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* failing, the default slack: later wake-ups, charged */
+    if (s->p->pin_pairs) {
+        socket_pin_pair(c->index); /* its pair's CPU, as the client thread (a failure: that thread says) */
+    }
+    pthread_mutex_lock(&s->lock);
+    while (!s->gate_open) {
+        pthread_cond_wait(&s->cue, &s->lock);
+    }
+    bool abort_run = s->abort;
+    pthread_mutex_unlock(&s->lock);
+    if (!abort_run) {
+        run_writer(c);
+    }
+    return NULL;
+}
+
+/* Open loop's reader (the client thread): reads echo i in order, checks it as run_echo
+ * does, and records its latency: the arrival of its last byte minus its intended send
+ * time, so a client or server that falls behind is charged for the wait it caused. */
+static void run_open_echo(client *c)
+{
+    const shared_state *s = c->s;
+    const long long size = s->p->size;
+    const bool check_content = s->p->check_content;
+    unsigned char *echo = c->receive;
+    const size_t frame_bytes = s->frame_bytes;
+    c->start_ns = s->start_ns;
+    c->end_ns = c->start_ns;
+    for (long long i = 0; i < s->messages; i++) {
+        const unsigned char *frame = s->frames + (size_t)(i % (long long)s->buffers) * s->frame_stride;
+        int error = 0;
+        io_status status = net_read_exact(c->fd, &c->watch, echo, frame_bytes, NULL, &error);
+        if (status != IO_OK) {
+            fail_io(c, "reading an echo", c->received, status, error);
+            break;
+        }
+        c->end_ns = monotonic_ns();
+        if (!histogram_record(&c->latency, c->end_ns - intended_ns(s, i))) {
+            failf(c, "socket %lld: out of memory for the latency histogram", c->index);
+            break;
+        }
+        uint32_t length = frame_get_length(echo);
+        if (length != (uint32_t)size) {
+            failf(c, "socket %lld: echo %lld has length %u, expected %lld: the stream is out of step", c->index,
+                  i + 1, length, size);
+            break;
+        }
+        c->received++;
+        c->received_bytes += size;
+        const unsigned char value = frame[FRAME_HEADER_BYTES];
+        bool same = echo[FRAME_HEADER_BYTES] == value && echo[frame_bytes - 1] == value;
+        if (same && check_content) {
+            same = payload_is_all(echo + FRAME_HEADER_BYTES, (size_t)size, value);
+        }
+        c->mismatches += same ? 0 : 1;
+    }
+    if (c->failed) {
+        stop_the_other(c);
+    }
+    pthread_join(c->writer, NULL);
+    c->writer_started = false;
+    if (c->writer_failed && c->writer_first) {
+        memcpy(c->error, c->writer_error, sizeof c->error); /* the reader only saw its shutdown */
+        c->failed = true;
+    }
+}
+
 /* tuned: the calling thread on its pair's CPU before the gate opens, so no message
  * crosses before it */
 static void pin_client(client *c)
@@ -199,22 +358,46 @@ static void run_client(client *c)
     pthread_mutex_unlock(&s->lock);
     if (!abort_run) {
         watchdog_add(&c->watch, c->fd);
-        if (s->p->mode == SOCKET_ECHO) {
+        if (c->writer_started) {
+            run_open_echo(c);
+        } else if (s->p->mode == SOCKET_ECHO) {
             run_echo(c);
         } else {
             run_flow(c);
         }
         watchdog_remove(&c->watch);
+    } else if (c->writer_started) {
+        pthread_join(c->writer, NULL); /* it saw the abort at the gate */
+        c->writer_started = false;
     }
     /* echo: the server's handler sees EOF and ends; flow: after the ack, nothing more */
     close(c->fd);
     c->fd = -1;
 }
 
+/* Open loop: the socket's writer thread, started before the client says it is ready,
+ * so that it waits at the gate with it. */
+static void start_writer(client *c)
+{
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, SOCKET_THREAD_STACK_BYTES);
+    int error = pthread_create(&c->writer, &attributes, writer_main, c);
+    pthread_attr_destroy(&attributes);
+    if (error != 0) {
+        failf(c, "socket %lld: cannot start its writer thread: %s", c->index, strerror(error));
+    }
+    c->writer_started = error == 0;
+}
+
 static void *client_main(void *arg)
 {
-    pin_client(arg);
-    run_client(arg);
+    client *c = arg;
+    pin_client(c);
+    if (socket_open_loop(c->s->p) && !c->failed) {
+        start_writer(c);
+    }
+    run_client(c);
     return NULL;
 }
 
@@ -303,6 +486,7 @@ static void release(run_state *r)
             if (r->clients[k].fd >= 0) {
                 close(r->clients[k].fd);
             }
+            histogram_free(&r->clients[k].latency);
         }
         free(r->clients);
     }
@@ -355,7 +539,8 @@ static bool prepare(run_state *r)
         memset(frame + FRAME_HEADER_BYTES, (int)(j + 1), (size_t)p->size);
     }
     r->shared = (shared_state){.p = p, .messages = socket_messages(p), .frames = r->frames,
-                               .frame_bytes = frame_bytes, .frame_stride = stride, .buffers = buffers};
+                               .frame_bytes = frame_bytes, .frame_stride = stride, .buffers = buffers,
+                               .interval_ns = socket_open_loop(p) ? (double)p->sockets * 1e9 / p->rate : 0};
     pthread_mutex_init(&r->shared.lock, NULL);
     pthread_cond_init(&r->shared.cue, NULL);
     r->shared_ready = true;
@@ -448,7 +633,8 @@ static bool run_one_client(run_state *r, int64_t *gate_ns)
  * joins them and stops the watchdog. *gate_ns is when the gate opened. */
 static bool run_clients(run_state *r, int64_t *gate_ns)
 {
-    if (socket_one_thread(r->p)) {
+    /* the open loop's writer is a second thread anyway */
+    if (socket_one_thread(r->p) && !socket_open_loop(r->p)) {
         return run_one_client(r, gate_ns);
     }
     shared_state *s = &r->shared;
@@ -474,6 +660,7 @@ static bool run_clients(run_state *r, int64_t *gate_ns)
     }
     s->abort = started < r->p->sockets;
     *gate_ns = monotonic_ns();
+    s->start_ns = *gate_ns;
     s->gate_open = true;
     pthread_cond_broadcast(&s->cue);
     pthread_mutex_unlock(&s->lock);
@@ -500,7 +687,8 @@ static bool measure(run_state *r, const char *request_line, size_t request_lengt
     }
     const socket_params *p = r->p;
     *out = (socket_outcome){.messages_per_socket = r->shared.messages, .send_buffers = r->shared.buffers,
-                            .elapsed_ns = malloc((size_t)p->sockets * sizeof(int64_t)), .sockets = p->sockets};
+                            .elapsed_ns = malloc((size_t)p->sockets * sizeof(int64_t)), .sockets = p->sockets,
+                            .open_loop = socket_open_loop(p)};
     if (out->elapsed_ns == NULL) {
         return run_fail(r, ERROR_RESOURCE, "out of memory for %lld elapsed times", p->sockets);
     }
@@ -516,6 +704,9 @@ static bool measure(run_state *r, const char *request_line, size_t request_lengt
         out->messages_received += c->received;
         out->bytes_received += c->received_bytes;
         out->content_mismatches += c->mismatches;
+        if (!histogram_merge(&out->latency, &c->latency)) {
+            return run_fail(r, ERROR_RESOURCE, "out of memory for the latency histogram");
+        }
         out->elapsed_ns[k] = c->end_ns - c->start_ns;
         last_end = c->end_ns > last_end ? c->end_ns : last_end;
     }
@@ -577,13 +768,19 @@ void socket_outcome_free(socket_outcome *o)
 {
     free(o->elapsed_ns);
     o->elapsed_ns = NULL;
+    histogram_free(&o->latency);
 }
 
-void socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_COUNT])
+size_t socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_MAX])
 {
     out[0] = (measured_fact){.name = "elapsed_ns", .list = o->elapsed_ns, .list_length = (size_t)o->sockets};
     out[1] = (measured_fact){.name = "wall_ns", .value = o->wall_ns};
     out[2] = (measured_fact){.name = "peak_rss_bytes", .value = o->peak_rss_bytes};
+    if (!o->open_loop) {
+        return SOCKET_MEASURED_COUNT;
+    }
+    out[3] = (measured_fact){.name = "latency_max_ns", .value = o->latency.max_ns};
+    return SOCKET_MEASURED_MAX;
 }
 
 void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT])

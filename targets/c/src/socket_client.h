@@ -9,10 +9,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "histogram.h"
 #include "protocol.h"
 #include "socket_params.h"
 
-#define SOCKET_MEASURED_COUNT 3
+#define SOCKET_MEASURED_COUNT 3 /* closed loop; the open loop adds latency_max_ns */
+#define SOCKET_MEASURED_MAX 4
 #define SOCKET_VERIFY_COUNT 5
 
 /* The most memory the prepared outgoing frames may take: frames of one value each, for
@@ -42,6 +44,8 @@ typedef struct {
     long long sockets;            /* elapsed_ns's length */
     int64_t peak_rss_bytes;
     size_t send_buffers;
+    bool open_loop;               /* rate > 0: latency is filled in */
+    histogram latency;            /* open loop: every round trip from its intended send time, all sockets */
 } socket_outcome;
 
 /* Prepared frames: buffers frames of 4 + size bytes each, frame j's payload all of
@@ -57,8 +61,9 @@ bool socket_run(const socket_params *p, const char *request_line, size_t request
 void socket_outcome_free(socket_outcome *o);
 
 /* The raw facts (spec/workloads/socket.json): elapsed_ns (a list, one per socket),
- * wall_ns, peak_rss_bytes; the harness derives every rate and mean from them. */
-void socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_COUNT]);
+ * wall_ns, peak_rss_bytes, and in open loop latency_max_ns; the harness derives every
+ * rate and mean from them. Returns how many it wrote. */
+size_t socket_measured(const socket_outcome *o, measured_fact out[SOCKET_MEASURED_MAX]);
 void socket_verify(const socket_outcome *o, verify_count out[SOCKET_VERIFY_COUNT]);
 
 #endif

@@ -30,6 +30,10 @@ bool socket_params_read(const json_value *params, socket_params *out, error_kind
         .check_content = param_integer(&r, "check_content") == 1,
         .port = param_integer(&r, "port"),
     };
+    /* omitted at its default, 0 (omit_at_default): the closed loop's requests are the seed's */
+    if (json_object_get(params, "rate") != NULL) {
+        out->rate = param_number(&r, "rate");
+    }
     const char *data = param_string(&r, "data");
     *kind = ERROR_INTERNAL;
     if (!param_reader_ok(&r, "params.", message, message_size)) {
@@ -60,6 +64,11 @@ bool socket_options_read(const json_value *options, bool *pin_option, char *mess
 bool socket_pins_pairs(const socket_params *p, bool pin_option)
 {
     return pin_option && p->mode == SOCKET_ECHO;
+}
+
+bool socket_open_loop(const socket_params *p)
+{
+    return p->rate > 0;
 }
 
 bool socket_one_thread(const socket_params *p)

@@ -19,6 +19,7 @@ typedef struct {
     bool remote;           /* placement */
     bool check_content;
     long long port;        /* the server's; 0 = any free port */
+    double rate;           /* echo: round trips/s offered by all sockets together, open loop; 0 (absent): closed */
     bool pin_pairs;        /* socket_pins_pairs: from the variant's option pin, not a param */
 } socket_params;
 
@@ -42,6 +43,9 @@ const char *socket_mode_name(socket_mode mode);
  * same-CPU hand-over; in flow both threads run flat out, and one CPU for both halves
  * would halve what they can do, so flow keeps to the scheduler. */
 bool socket_pins_pairs(const socket_params *p, bool pin_option);
+
+/* Whether the client runs echo in open loop: rate > 0. */
+bool socket_open_loop(const socket_params *p);
 
 /* Whether each half runs in one thread (its I/O on the main thread, the watchdog and the
  * server's stdin watch on signals): with one pair. socket_watchdog.h says why. */

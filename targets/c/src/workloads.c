@@ -59,11 +59,13 @@ static void run_socket(const worker_request *r, FILE *out, FILE *log)
         protocol_error(out, kind, message);
         return;
     }
-    measured_fact measured[SOCKET_MEASURED_COUNT];
+    measured_fact measured[SOCKET_MEASURED_MAX];
     verify_count verify[SOCKET_VERIFY_COUNT];
-    socket_measured(&outcome, measured);
+    size_t facts = socket_measured(&outcome, measured);
     socket_verify(&outcome, verify);
-    protocol_result(out, measured, SOCKET_MEASURED_COUNT, verify, SOCKET_VERIFY_COUNT);
+    const named_histogram latency = {"latency_ns", &outcome.latency};
+    protocol_result_with_histograms(out, measured, facts, verify, SOCKET_VERIFY_COUNT, &latency,
+                                    outcome.open_loop ? 1 : 0);
     socket_outcome_free(&outcome);
 }
 

@@ -12,4 +12,7 @@ void test_socket(void);
 /* test-msgbench-c --fake-server N [FLIP] (tests/test_socket.c) */
 int fake_server(long long echoes, long long flip);
 
+/* test-msgbench-c --hold-server (tests/test_socket.c) */
+int hold_server(void);
+
 #endif

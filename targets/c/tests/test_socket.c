@@ -76,6 +76,14 @@ static void test_params_read(void)
                      "\"placement\": \"local\", \"check_content\": 1}",
                      &p, &kind, message, sizeof message));
     CHECK(kind == ERROR_INTERNAL && strstr(message, "params.port is absent or not an integer") != NULL);
+
+    /* rate: absent at its default (closed loop), else the open loop's */
+    CHECK(read_text(GOOD("echo", "7", "1000", "1"), &p, &kind, message, sizeof message));
+    CHECK(p.rate == 0 && !socket_open_loop(&p));
+    CHECK(read_text("{\"mode\": \"echo\", \"size\": 10, \"total_bytes\": 1000, \"sockets\": 1, \"data\": "
+                    "\"binary\", \"placement\": \"local\", \"check_content\": 1, \"port\": 0, \"rate\": 2500.5}",
+                    &p, &kind, message, sizeof message));
+    CHECK(p.rate == 2500.5 && socket_open_loop(&p));
 }
 
 static void test_frames(void)
@@ -502,6 +510,89 @@ static void check_server_stalled(const char *mode, const char *expected)
     unsetenv(TIMEOUT_VARIABLE);
 }
 
+/* An open-loop run (100 messages of 100 bytes per socket at rate): its result, NULL when
+ * it is not one (released by the caller with release). */
+static worker_output open_loop_run(long long sockets, int rate)
+{
+    char params[512];
+    snprintf(params, sizeof params,
+             "{\"mode\": \"echo\", \"size\": 100, \"total_bytes\": 10000, \"sockets\": %lld, \"data\": "
+             "\"binary\", \"placement\": \"local\", \"check_content\": 1, \"port\": 0, \"rate\": %d}",
+             sockets, rate);
+    char request[1024];
+    request_for(request, sizeof request, "default", params);
+    return run_worker(request);
+}
+
+/* The latency histogram's count, and how many latencies lie in buckets below `below_ns`. */
+static long long latencies(const json_value *result, int64_t below_ns, long long *below)
+{
+    const json_value *pairs = json_object_get(json_object_get(result, "histograms"), "latency_ns");
+    long long count = 0;
+    *below = 0;
+    for (size_t i = 0; pairs != NULL && pairs->type == JSON_ARRAY && i < pairs->as.array.count; i++) {
+        const json_value *pair = pairs->as.array.items[i];
+        long long bucket = -1;
+        long long n = -1;
+        bool ok = pair->type == JSON_ARRAY && pair->as.array.count == 2 &&
+                  json_as_integer(pair->as.array.items[0], &bucket) && json_as_integer(pair->as.array.items[1], &n);
+        CHECK(ok && n > 0);
+        count += n;
+        *below += bucket < histogram_index(below_ns) ? n : 0;
+    }
+    return count;
+}
+
+/* Open loop with the real server: at 2,000/s in all the last of each socket's 100 messages
+ * is due 99 intervals after the first (a closed loop takes a few ms for them), every echo
+ * has one latency, and a fast server keeps most of them small (generous: the machine may
+ * be loaded). */
+static void check_open_loop(long long sockets)
+{
+    worker_output w = open_loop_run(sockets, 2000);
+    bool result = w.status == 0 && w.all_json && w.count == 2 && strcmp(string_of(w.lines[1], "type"), "result") == 0;
+    CHECK(result);
+    if (result) {
+        const json_value *verify = json_object_get(w.lines[1], "verify");
+        const json_value *measured = json_object_get(w.lines[1], "measured");
+        CHECK(integer_of(verify, "messages_received") == 100 * sockets);
+        CHECK(integer_of(verify, "content_mismatches") == 0);
+        CHECK(measured->as.object.count == SOCKET_MEASURED_MAX && integer_of(measured, "latency_max_ns") > 0);
+        const json_value *elapsed = json_object_get(measured, "elapsed_ns");
+        long long last_due_ns = 99 * (long long)sockets * NS_PER_S / 2000;
+        for (size_t k = 0; elapsed != NULL && k < elapsed->as.array.count; k++) {
+            long long ns = -1;
+            CHECK(json_as_integer(elapsed->as.array.items[k], &ns) && ns >= last_due_ns);
+        }
+        long long small = 0;
+        CHECK(latencies(w.lines[1], 10 * 1000 * 1000, &small) == 100 * sockets);
+        CHECK(small >= 50 * sockets);
+    } else {
+        fprintf(stderr, "open loop, %lld sockets: %s\n", sockets, w.count == 2 ? string_of(w.lines[1], "message") : "");
+    }
+    release(&w);
+}
+
+/* A server that holds all 100 messages before it echoes any (--hold-server; a closed loop
+ * would wait forever): the writer does not wait for echoes, and message 0's latency runs
+ * from its intended time, so it is at least the 99 ms (at 1,000/s) until message 99 was
+ * due; message 99's is small, so half of them lie below 50 ms. */
+static void test_open_loop_charges_a_server_that_falls_behind(void)
+{
+    use_server("[\"./bin/test-msgbench-c\", \"--hold-server\"]");
+    worker_output w = open_loop_run(1, 1000);
+    bool result = w.status == 0 && w.all_json && w.count == 2 && strcmp(string_of(w.lines[1], "type"), "result") == 0;
+    CHECK(result);
+    if (result) {
+        CHECK(integer_of(json_object_get(w.lines[1], "measured"), "latency_max_ns") >= 99 * 1000 * 1000);
+        long long below = 0;
+        CHECK(latencies(w.lines[1], 49 * 1000 * 1000, &below) == 100 && below <= 51);
+        CHECK(integer_of(json_object_get(w.lines[1], "verify"), "content_mismatches") == 0);
+    }
+    release(&w);
+    use_server(SERVE_COMMAND);
+}
+
 void test_socket(void)
 {
     test_params_read();
@@ -516,6 +607,9 @@ void test_socket(void)
     check_run("flow", 7, 1000, 4, 0);
     check_run("flow", 1 << 20, 4 << 20, 2, 0); /* frames larger than the server's read chunk */
     check_run("echo", 1 << 20, 4 << 20, 2, 1);
+    check_open_loop(1);
+    check_open_loop(3);
+    test_open_loop_charges_a_server_that_falls_behind();
     test_pair_placement();
     check_variant_run("tuned", TUNED_OPTIONS, "echo", 100, 10000, 1, 1);
     check_variant_run("tuned", TUNED_OPTIONS, "echo", 100, 10000, 3, 1); /* more pairs than CPUs here */
@@ -590,4 +684,43 @@ int fake_server(long long echoes, long long flip)
     }
     free(frame);
     return 0; /* the connection closes with the process */
+}
+
+/* `test-msgbench-c --hold-server`: a server that listens, accepts one connection, reads
+ * every message of the request before it echoes any, echoes them all, says served and
+ * exits when the client closes. */
+int hold_server(void)
+{
+    worker_request r;
+    char message[256];
+    socket_params p;
+    error_kind kind;
+    bool readable = request_read(stdin, &r, message, sizeof message) &&
+                    socket_params_read(r.params, &p, &kind, message, sizeof message);
+    request_free(&r);
+    int port = 0;
+    int listener = readable ? occupy_port(&port) : -1;
+    if (listener < 0) {
+        return 1;
+    }
+    printf("{\"type\":\"listening\",\"port\":%d}\n", port);
+    fflush(stdout);
+    int fd = accept(listener, NULL, NULL);
+    size_t bytes = (size_t)socket_messages(&p) * (FRAME_HEADER_BYTES + (size_t)p.size);
+    unsigned char *held = malloc(bytes);
+    io_watch watch = {0};
+    int code = 0;
+    bool echoed = fd >= 0 && held != NULL && net_configure(fd, true) == 0 &&
+                  net_read_exact(fd, &watch, held, bytes, NULL, &code) == IO_OK &&
+                  net_write_all(fd, &watch, held, bytes, NULL, &code) == IO_OK;
+    if (echoed) {
+        printf("{\"type\":\"served\",\"messages\":%lld,\"bytes\":%lld}\n", socket_messages(&p),
+               socket_messages(&p) * p.size);
+        fflush(stdout);
+        unsigned char end;
+        while (recv(fd, &end, 1, 0) > 0) { /* until the client closes */
+        }
+    }
+    free(held);
+    return echoed ? 0 : 1; /* the connection closes with the process */
 }

@@ -194,6 +194,22 @@ func TestSocketThroughTheProtocol(t *testing.T) {
 			})
 		}
 	}
+	for _, variant := range []string{"default", "single_thread"} {
+		t.Run(variant+"/echo/rate", func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+			last := expectHelloThen(t, serveLines(t, socketRequest(variant, `"mode":"echo","rate":20000`)), variant, "result")
+			if verify := last["verify"].(map[string]any); verify["messages_received"] != 200.0 {
+				t.Fatalf("verify %v", verify)
+			}
+			counted := 0.0
+			for _, pair := range last["histograms"].(map[string]any)["latency_ns"].([]any) {
+				counted += pair.([]any)[1].(float64)
+			}
+			if measured := last["measured"].(map[string]any); counted != 200 || measured["latency_max_ns"].(float64) <= 0 {
+				t.Fatalf("%v latencies, measured %v", counted, measured)
+			}
+		})
+	}
 }
 
 // withoutSamples drops the sample lines, each of which must come between the

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"msgbench/targets/go/internal/histogram"
 )
 
 // Sentence is the seed's text message (with an em dash, U+2014, in UTF-8).
@@ -54,7 +56,7 @@ type Outcome struct {
 	// Counted by the clients.
 	Sent, Received, ReceivedInWindow int64
 	CrossGroup, SelfDeliveries       int64
-	Latency                          Histogram // every client's, merged
+	Latency                          histogram.Histogram // every client's, merged
 	// Counted by the goroutines themselves as they started.
 	Users, Processes int64
 	// Counted by the users: messages they stored, and the most any held.
@@ -230,7 +232,7 @@ type client struct {
 
 	sent, inWindow, crossGroup, selfDeliveries int64
 	lastDelivery                               int64 // ns since base; 0: none
-	latency                                    Histogram
+	latency                                    histogram.Histogram
 	// received is also read by the coordinator during the drain; only the
 	// client writes it.
 	received atomic.Int64

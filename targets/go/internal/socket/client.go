@@ -17,6 +17,7 @@ import (
 	"msgbench/kits/go/measure"
 	"msgbench/kits/go/peer"
 	"msgbench/kits/go/protocol"
+	"msgbench/targets/go/internal/histogram"
 )
 
 // Options are a variant's choices.
@@ -41,6 +42,8 @@ type Outcome struct {
 	Mismatches              int64
 	// The server's served line: what arrived there (all sockets).
 	Served, ServedBytes int64
+	// Open loop: every round trip from its intended send time (all sockets).
+	Latency histogram.Histogram
 }
 
 // Measure runs the workload for the protocol: the worker's request in (it is
@@ -120,6 +123,10 @@ type client struct {
 	// Counted while working.
 	sent, sentBytes, received, receivedBytes, mismatches int64
 	elapsed                                              time.Duration
+	// Open loop only: the latencies the reader recorded, and when the last
+	// echo arrived.
+	latency  histogram.Histogram
+	lastEcho time.Time
 }
 
 // run connects p.Sockets connections to addr, then releases one client
@@ -166,6 +173,8 @@ func run(p Params, opt Options, addr string, frames *Frames) (out Outcome, lost 
 			var err error
 			if p.Flow {
 				err = c.flow(p, opt, messages, frames)
+			} else if p.Rate > 0 {
+				err = c.echoOpen(p, messages, frames)
 			} else {
 				err = c.echo(p, messages, frames)
 			}
@@ -195,6 +204,7 @@ func run(p Params, opt Options, addr string, frames *Frames) (out Outcome, lost 
 		out.Received += c.received
 		out.ReceivedBytes += c.receivedBytes
 		out.Mismatches += c.mismatches
+		out.Latency.Merge(&c.latency)
 	}
 	return out, false, nil
 }
@@ -324,7 +334,7 @@ func report(p Params, out Outcome, peakRSS int64) protocol.Result {
 	if p.Flow {
 		received, receivedBytes = out.Served, out.ServedBytes
 	}
-	return protocol.Result{
+	result := protocol.Result{
 		Measured: map[string]any{
 			"elapsed_ns":     elapsed,
 			"wall_ns":        out.Wall.Nanoseconds(),
@@ -338,4 +348,9 @@ func report(p Params, out Outcome, peakRSS int64) protocol.Result {
 			"content_mismatches": out.Mismatches,
 		},
 	}
+	if p.Rate > 0 {
+		result.Measured["latency_max_ns"] = out.Latency.Max()
+		result.Histograms = map[string][][2]int64{"latency_ns": out.Latency.Sparse()}
+	}
+	return result
 }

@@ -2,7 +2,8 @@
 // speed test): echo latency and flow bandwidth over TCP between this worker
 // (the client) and its server half, a separate process (spec/README.md,
 // "Peers"). Every socket has its own client goroutine and its own server
-// goroutine.
+// goroutine; in open loop (echo at a rate) the client's is two, a paced
+// writer and a reader that times each echo from its intended send time.
 package socket
 
 import (
@@ -28,18 +29,23 @@ type Params struct {
 	Remote       bool // placement = remote: the harness placed the server elsewhere
 	CheckContent bool // echo: compare every echoed payload in full
 	Port         int  // the server's port, 0 = any free one
+	// Rate > 0 (echo): round trips per second offered by all sockets
+	// together, open loop; 0: closed loop, the next message when the last
+	// has returned.
+	Rate float64
 }
 
 // wireParams are the parameters as the request carries them (spec/workloads/socket.json).
 type wireParams struct {
-	Mode         string `json:"mode"`
-	Size         int64  `json:"size"`
-	TotalBytes   int64  `json:"total_bytes"`
-	Sockets      int    `json:"sockets"`
-	Data         string `json:"data"`
-	Placement    string `json:"placement"`
-	CheckContent int    `json:"check_content"`
-	Port         int    `json:"port"`
+	Mode         string  `json:"mode"`
+	Size         int64   `json:"size"`
+	TotalBytes   int64   `json:"total_bytes"`
+	Sockets      int     `json:"sockets"`
+	Data         string  `json:"data"`
+	Placement    string  `json:"placement"`
+	CheckContent int     `json:"check_content"`
+	Port         int     `json:"port"`
+	Rate         float64 `json:"rate"` // absent at its default, 0 (omit_at_default)
 }
 
 // Messages is the number of messages per socket: max(1, total_bytes / size).
@@ -72,6 +78,7 @@ func Parse(req protocol.Request) (Params, Options, error) {
 			`data = "list" is an Erlang notion (lists of bytes on a socket); go sends byte slices only: use data = "binary"`)
 	}
 	p := Params{Flow: w.Mode == ModeFlow, Size: w.Size, TotalBytes: w.TotalBytes, Sockets: w.Sockets,
-		Remote: w.Placement == PlacementRemote, CheckContent: w.CheckContent == 1, Port: w.Port}
+		Remote: w.Placement == PlacementRemote, CheckContent: w.CheckContent == 1, Port: w.Port,
+		Rate: w.Rate}
 	return p, Options{BufferedFlow: buffered}, nil
 }

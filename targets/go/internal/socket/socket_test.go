@@ -11,19 +11,25 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"msgbench/kits/go/peer"
 	"msgbench/kits/go/protocol"
+	"msgbench/targets/go/internal/histogram"
 )
 
 // fakeServer, set in the environment, makes the test binary a misbehaving
 // server half: "dies" echoes fakeEchoes frames and exits; "stale" echoes the
-// first frame again and again.
+// first frame again and again; "hold" reads fakeHeld frames before it echoes
+// any of them, then echoes them all (a closed-loop client would wait forever).
 const fakeServer = "MSGBENCH_GO_TEST_FAKE_SERVER"
 
 const fakeEchoes = 3
+
+// fakeHeld is the "hold" server's batch: the test request's 100 messages.
+const fakeHeld = 100
 
 // TestMain lets the test binary stand in for bin/msgbench-go --serve, and
 // for the fake servers.
@@ -56,6 +62,7 @@ func runFakeServer(mode string) {
 		os.Exit(3)
 	}
 	var first []byte
+	var held [][]byte
 	for i := 0; ; i++ {
 		var header [headerBytes]byte
 		if _, err := io.ReadFull(c, header[:]); err != nil {
@@ -77,6 +84,13 @@ func runFakeServer(mode string) {
 			_, _ = c.Write(frame)
 		case "stale":
 			_, _ = c.Write(first)
+		case "hold":
+			if held = append(held, frame); len(held) == fakeHeld {
+				for _, f := range held {
+					_, _ = c.Write(f)
+				}
+				held = nil
+			}
 		}
 	}
 }
@@ -206,8 +220,11 @@ func TestParse(t *testing.T) {
 	req := testRequest(map[string]any{"mode": "flow", "sockets": 3})
 	req.Options = protocol.Options{"buffered_flow": true}
 	p, opt, err := Parse(req)
-	if err != nil || !p.Flow || p.Sockets != 3 || !p.CheckContent || !opt.BufferedFlow {
+	if err != nil || !p.Flow || p.Sockets != 3 || !p.CheckContent || !opt.BufferedFlow || p.Rate != 0 {
 		t.Fatalf("%+v %+v %v", p, opt, err)
+	}
+	if p, _, err = Parse(testRequest(map[string]any{"rate": 2500.5})); err != nil || p.Rate != 2500.5 {
+		t.Fatalf("rate: %+v %v", p, err)
 	}
 	_, _, err = Parse(testRequest(map[string]any{"data": "list"}))
 	expectError(t, err, protocol.Unsupported, `data = "list" is an Erlang notion`)
@@ -361,5 +378,113 @@ func TestServerRefusesAnotherWorkload(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "the server read no request on its stdin") {
 		t.Fatalf("got %q", out.String())
+	}
+}
+
+// latencyMedian is the lower bound of the bucket holding the median of a
+// sparse histogram (msgbench/core/histogram.py's layout).
+func latencyMedian(h histogram.Histogram) int64 {
+	seen := uint64(0)
+	for _, pair := range h.Sparse() {
+		if seen += uint64(pair[1]); 2*seen >= h.Count() {
+			return bucketLower(pair[0])
+		}
+	}
+	return 0
+}
+
+// bucketLower inverts histogram.LayoutIndex: the lowest value of a bucket.
+func bucketLower(index int64) int64 {
+	if index < 128 {
+		return index
+	}
+	shift := index/64 - 1
+	return (index - shift*64) << shift
+}
+
+func TestOpenLoopPacesAndTimesFromTheIntendedSendTime(t *testing.T) {
+	// 100 messages at 2,000/s: the last is due 49.5 ms after the first,
+	// whereas 100 round trips in closed loop take a few ms.
+	req := testRequest(map[string]any{"rate": 2000})
+	p, out, err := runRequest(t, req, Options{}, selfServer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Sent != 100 || out.Received != 100 || out.Served != 100 || out.Mismatches != 0 {
+		t.Fatalf("sent %d, received %d, served %d, mismatches %d", out.Sent, out.Received, out.Served, out.Mismatches)
+	}
+	if due := 99 * 500 * time.Microsecond; out.Elapsed[0] < due {
+		t.Fatalf("the sequence took %v, less than the last message's intended time %v: not paced", out.Elapsed[0], due)
+	}
+	// A fast server keeps the latency near one round trip (generous: the
+	// machine may be loaded).
+	if out.Latency.Count() != 100 || latencyMedian(out.Latency) > int64(10*time.Millisecond) {
+		t.Fatalf("%d latencies, median %d ns", out.Latency.Count(), latencyMedian(out.Latency))
+	}
+	result := report(p, out, 1)
+	if result.Measured["latency_max_ns"] != out.Latency.Max() || len(result.Histograms["latency_ns"]) == 0 {
+		t.Fatalf("measured %v, histograms %v", result.Measured, result.Histograms)
+	}
+	var counted int64
+	for _, pair := range result.Histograms["latency_ns"] {
+		counted += pair[1]
+	}
+	if counted != result.Verify["messages_received"] {
+		t.Fatalf("the histogram counts %d round trips, %d were received", counted, result.Verify["messages_received"])
+	}
+}
+
+func TestOpenLoopChargesAServerThatFallsBehind(t *testing.T) {
+	// The server echoes nothing until all 100 messages have arrived: the
+	// writer must not wait for echoes, and message 0's latency runs from
+	// its intended time, so it is at least the 99 intervals (99 ms at
+	// 1,000/s) until message 99 was due.
+	t.Setenv(fakeServer, "hold")
+	req := testRequest(map[string]any{"rate": 1000})
+	_, out, err := runRequest(t, req, Options{}, PeerConfig{Argv: []string{os.Args[0]}, Host: "127.0.0.1"})
+	// The fake never says served; the sequence itself completes.
+	expectError(t, err, protocol.Internal, `without saying "served"`)
+	if out.Received != 100 || out.Mismatches != 0 || out.Latency.Count() != 100 {
+		t.Fatalf("%d echoes, %d mismatches, %d latencies", out.Received, out.Mismatches, out.Latency.Count())
+	}
+	if held := int64(99 * time.Millisecond); out.Latency.Max() < held {
+		t.Fatalf("largest latency %d ns, less than the %d ns message 0 was held", out.Latency.Max(), held)
+	}
+}
+
+func TestClosedLoopReportsNoLatency(t *testing.T) {
+	p, out, err := runRequest(t, testRequest(nil), Options{}, selfServer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := report(p, out, 1)
+	if _, ok := result.Measured["latency_max_ns"]; ok || result.Histograms != nil || out.Latency.Count() != 0 {
+		t.Fatalf("closed loop: measured %v, histograms %v", result.Measured, result.Histograms)
+	}
+}
+
+func TestScheduleSplitsTheRateOverSockets(t *testing.T) {
+	start := time.Now()
+	plan := newSchedule(start, 3000, 4) // 750/s per socket: 1.333 ms apart
+	for _, c := range []struct {
+		i    int64
+		want time.Duration
+	}{{0, 0}, {1, 1333333}, {3, 4 * time.Millisecond}, {750, time.Second}} {
+		if got := plan.at(c.i).Sub(start); got != c.want {
+			t.Errorf("message %d due at +%v, want +%v", c.i, got, c.want)
+		}
+	}
+}
+
+func TestSleepUntilWaitsForItsTimeOrItsStop(t *testing.T) {
+	var stop atomic.Bool
+	due := time.Now().Add(3 * time.Millisecond)
+	if !sleepUntil(due, &stop) || time.Now().Before(due) {
+		t.Fatal("woke before its time")
+	}
+	stop.Store(true)
+	begin := time.Now()
+	if sleepUntil(begin.Add(time.Hour), &stop) || time.Since(begin) > maxSleep {
+		t.Fatal("a stopped pacer slept on")
 	}
 }

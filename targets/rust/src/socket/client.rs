@@ -12,22 +12,29 @@
 //!   socket to its end: the socket's time runs to the moment the receiver had the
 //!   last byte, plus the ack's trip back.
 //!
+//! - echo at `rate` > 0 (open loop, `openloop.rs`): a writer task per socket sends
+//!   each message when the pacer (`pacer.rs`, started at t0) says it is due, and
+//!   the socket's task reads and times the echoes.
+//!
 //! The wall time of the whole parallel sequence runs from t0 to the last socket's
 //! end. The first socket to fail ends the run (the others are aborted) with an
 //! error naming the socket and how far it got.
 
 use super::Mode;
 use super::SocketParams;
+use super::openloop;
+use super::pacer::{Pacer, Schedule};
 use super::wire::{
     ACK, Failure, Frames, HEADER_BYTES, IdleLimit, announced_length, echo_matches, touched,
 };
 use crate::variant::{Scheduler, tokio_net_runtime};
+use msgbench_kit::histogram::{LatencyHistogram, LatencyLog};
 use msgbench_kit::protocol::WorkerError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::sync::{Barrier, watch};
+use tokio::sync::{Barrier, Semaphore, watch};
 use tokio::task::JoinSet;
 use tokio::time::timeout;
 
@@ -52,11 +59,13 @@ pub struct SocketRun {
     pub elapsed: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ClientRun {
     pub sockets: Vec<SocketRun>,
     /// From the release of the tasks to the end of the last socket's sequence.
     pub wall: Duration,
+    /// Open loop: every round trip from its intended send time, all sockets.
+    pub latency: Option<LatencyHistogram>,
 }
 
 impl ClientRun {
@@ -81,14 +90,18 @@ pub fn run(
 }
 
 /// One socket's job, as its task sees it.
-struct Job {
-    socket: usize,
-    messages: u64,
-    mode: Mode,
-    check_content: bool,
-    frames: Arc<Frames>,
-    idle: Duration,
+#[derive(Clone)]
+pub(super) struct Job {
+    pub socket: usize,
+    pub messages: u64,
+    pub mode: Mode,
+    pub check_content: bool,
+    pub frames: Arc<Frames>,
+    pub idle: Duration,
 }
+
+/// How a socket's task ended: its counts, when, and (open loop) its latencies.
+type Finished = (SocketRun, Instant, Option<LatencyLog>);
 
 async fn coordinate(
     host: &str,
@@ -120,8 +133,18 @@ async fn coordinate(
         streams.push(stream);
     }
 
+    // Open loop: the pacer's thread waits, parked, for the release.
+    let mut pacer = match params.rate > 0.0 {
+        true => Some(
+            Pacer::new(params.rate, params.sockets, params.messages_per_socket()).map_err(
+                |err| WorkerError::resource(format!("cannot start the pacer thread: {err}")),
+            )?,
+        ),
+        false => None,
+    };
+    let (rate, sockets) = (params.rate, params.sockets);
     let ready = Arc::new(Barrier::new(params.sockets + 1));
-    let (start, started) = watch::channel(false);
+    let (start, started) = watch::channel(None::<Instant>);
     let mut tasks = JoinSet::new();
     for (socket, stream) in streams.into_iter().enumerate() {
         let job = Job {
@@ -134,25 +157,37 @@ async fn coordinate(
         };
         let ready = Arc::clone(&ready);
         let mut started = started.clone();
+        let permits: Option<Arc<Semaphore>> = pacer.as_ref().map(|pacer| pacer.permits(socket));
         tasks.spawn(async move {
             // Buffers are made before the start; only the sequence is timed.
             let mut buffers = Buffers::new(&job);
             ready.wait().await;
-            if started.wait_for(|go| *go).await.is_err() {
-                return Err(WorkerError::internal("the client's coordinator went away"));
-            }
-            match job.mode {
-                Mode::Echo => echo(&job, stream, &mut buffers).await,
-                Mode::Flow => flow(&job, stream).await,
+            let t0 = match started.wait_for(Option::is_some).await {
+                Ok(t0) => t0.unwrap_or_else(Instant::now),
+                Err(_) => return Err(WorkerError::internal("the client's coordinator went away")),
+            };
+            match (job.mode, permits) {
+                (Mode::Echo, Some(permits)) => {
+                    let schedule = Schedule::new(t0, rate, sockets);
+                    let (run, end, latency) =
+                        openloop::echo(&job, stream, &mut buffers, schedule, permits).await?;
+                    Ok((run, end, Some(latency)))
+                }
+                (Mode::Echo, None) => finished(echo(&job, stream, &mut buffers).await),
+                (Mode::Flow, _) => finished(flow(&job, stream).await),
             }
         });
     }
     ready.wait().await;
     let t0 = Instant::now();
     // The receivers live in the tasks; a send can only fail if they have all ended.
-    let _ = start.send(true);
+    let _ = start.send(Some(t0));
+    if let Some(pacer) = pacer.as_mut() {
+        pacer.release(t0);
+    }
 
     let mut sockets = Vec::with_capacity(params.sockets);
+    let mut latency = pacer.as_ref().map(|_| LatencyHistogram::new());
     let mut last_end = t0;
     while let Some(joined) = tasks.join_next().await {
         let outcome = joined.unwrap_or_else(|err| {
@@ -161,9 +196,12 @@ async fn coordinate(
             )))
         });
         match outcome {
-            Ok((socket, end)) => {
+            Ok((socket, end, log)) => {
                 sockets.push(socket);
                 last_end = last_end.max(end);
+                if let (Some(latency), Some(log)) = (latency.as_mut(), log) {
+                    latency.merge(&log);
+                }
             }
             Err(error) => {
                 tasks.abort_all();
@@ -174,13 +212,19 @@ async fn coordinate(
     Ok(ClientRun {
         sockets,
         wall: last_end.duration_since(t0),
+        latency,
     })
 }
 
+/// A closed-loop socket's outcome, with no latencies.
+fn finished(outcome: Result<(SocketRun, Instant), WorkerError>) -> Result<Finished, WorkerError> {
+    outcome.map(|(run, end)| (run, end, None))
+}
+
 /// A socket task's buffers, allocated before the start.
-struct Buffers {
+pub(super) struct Buffers {
     /// Echo: where the echoed payload is read to.
-    echoed: Vec<u8>,
+    pub echoed: Vec<u8>,
 }
 
 impl Buffers {
@@ -194,7 +238,7 @@ impl Buffers {
 }
 
 /// "the server closed socket k after i of n messages (what: why)".
-fn broken(job: &Job, done: u64, what: &str, failure: &Failure) -> WorkerError {
+pub(super) fn broken(job: &Job, done: u64, what: &str, failure: &Failure) -> WorkerError {
     let message = match failure {
         Failure::Stalled(_) => format!(
             "socket {} stalled after {done} of {} messages ({what}: {})",

@@ -4,10 +4,13 @@
 //! The worker is the client (`client.rs`): it starts the server half (`server.rs`,
 //! this binary with `--serve`) from the harness's MSGBENCH_PEER_* environment
 //! (`peer.rs`), hands it the request, reads its port, connects `sockets` tokio
-//! `TcpStream`s and runs one task per socket; the server runs one task per
-//! connection. Framing and the per-socket time limit are in `wire.rs`.
+//! `TcpStream`s and runs one task per socket (in open loop, echo at a rate, two:
+//! `openloop.rs`, paced by `pacer.rs`); the server runs one task per connection.
+//! Framing and the per-socket time limit are in `wire.rs`.
 
 mod client;
+mod openloop;
+mod pacer;
 mod peer;
 pub mod server;
 mod wire;
@@ -20,7 +23,7 @@ pub use peer::{PeerCommand, Served};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-const PARAM_NAMES: [&str; 8] = [
+const PARAM_NAMES: [&str; 9] = [
     "mode",
     "size",
     "total_bytes",
@@ -29,6 +32,7 @@ const PARAM_NAMES: [&str; 8] = [
     "placement",
     "check_content",
     "port",
+    "rate",
 ];
 
 /// How long the worker waits for the server's `listening` line.
@@ -61,7 +65,7 @@ pub enum Mode {
     Flow,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SocketParams {
     pub mode: Mode,
     /// Payload bytes per message, framing excluded.
@@ -74,6 +78,9 @@ pub struct SocketParams {
     pub check_content: bool,
     /// The server's port; 0 = any free port.
     pub port: u16,
+    /// Echo: round trips per second offered by all sockets together, open loop; 0
+    /// (absent from the request, as the spec's default): closed loop.
+    pub rate: f64,
 }
 
 impl SocketParams {
@@ -90,6 +97,10 @@ impl SocketParams {
         let placement = reader.choice("placement", &["local", "remote"])?;
         let check_content = reader.integer("check_content")? == 1;
         let port = reader.integer("port")?;
+        let rate = match reader.optional("rate") {
+            None => 0.0,
+            Some(_) => reader.number("rate")?,
+        };
         if data == "list" {
             return Err(WorkerError::unsupported(
                 "data = \"list\": lists of bytes are an Erlang notion; tokio sockets send byte buffers (data = \"binary\") only",
@@ -103,6 +114,7 @@ impl SocketParams {
             local: placement == "local",
             check_content,
             port: port as u16,
+            rate,
         })
     }
 
@@ -229,12 +241,18 @@ fn measurement(
         ),
         Mode::Flow => (served.messages, served.bytes),
     };
+    let mut measured = vec![
+        ("elapsed_ns", Value::Array(elapsed)),
+        ("wall_ns", nanos(run.wall)),
+        ("peak_rss_bytes", peak_rss.into()),
+    ];
+    let mut histograms = vec![];
+    if let Some(latency) = &run.latency {
+        measured.push(("latency_max_ns", latency.max_nanos().into()));
+        histograms.push(("latency_ns", latency.sparse()));
+    }
     Measurement {
-        measured: vec![
-            ("elapsed_ns", Value::Array(elapsed)),
-            ("wall_ns", nanos(run.wall)),
-            ("peak_rss_bytes", peak_rss.into()),
-        ],
+        measured,
         verify: vec![
             ("messages_sent", sent),
             ("messages_received", received),
@@ -242,16 +260,16 @@ fn measurement(
             ("bytes_received", bytes_received),
             ("content_mismatches", mismatches),
         ],
-        histograms: vec![],
+        histograms,
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use msgbench_kit::protocol::ErrorKind;
 
-    pub(super) fn request(
+    pub(crate) fn request(
         mode: &str,
         size: u64,
         total_bytes: u64,
@@ -315,6 +333,7 @@ mod tests {
         let run = client::ClientRun {
             sockets: vec![socket(10), socket(30)],
             wall: Duration::from_millis(40),
+            latency: None,
         };
         let served = Served {
             messages: 20,
@@ -343,13 +362,56 @@ mod tests {
         assert_eq!(result.count("bytes_sent"), Some(2000));
         let spec: Value =
             serde_json::from_str(include_str!("../../../../spec/workloads/socket.json")).unwrap();
-        for fact in spec["measured"].as_object().unwrap().keys() {
-            assert!(result.fact(fact).is_some(), "{fact}");
+        // Closed loop: every fact but the open loop's (optional at rate == 0).
+        for (fact, declared) in spec["measured"].as_object().unwrap() {
+            let open_loop_only = declared.get("optional").is_some();
+            assert_eq!(result.fact(fact).is_some(), !open_loop_only, "{fact}");
         }
+        assert!(result.histograms.is_empty());
         for rule in spec["verify"].as_array().unwrap() {
+            if rule.get("when").is_some() {
+                continue; // the open loop's histogram rule, below
+            }
             let rule = rule["rule"].as_str().unwrap();
             let name = rule.split_whitespace().next().unwrap();
             assert!(result.count(name).is_some(), "{rule}");
         }
+    }
+
+    #[test]
+    fn the_open_loop_reports_its_latencies() {
+        let mut params = SocketParams::from_json(&request("echo", 100, 1000, 1)).unwrap();
+        assert_eq!(params.rate, 0.0, "absent: closed loop");
+        let mut with_rate = request("echo", 100, 1000, 1);
+        with_rate.insert("rate".into(), json!(2500.5));
+        params = SocketParams::from_json(&with_rate).unwrap();
+        assert_eq!(params.rate, 2500.5);
+        let mut log = msgbench_kit::histogram::LatencyLog::new();
+        for nanos in [30_000, 45_000, 2_000_000] {
+            log.record(nanos);
+        }
+        let mut latency = msgbench_kit::histogram::LatencyHistogram::new();
+        latency.merge(&log);
+        let run = client::ClientRun {
+            sockets: vec![client::SocketRun {
+                messages_sent: 3,
+                bytes_sent: 300,
+                echoes_received: 3,
+                bytes_received: 300,
+                mismatches: 0,
+                elapsed: Duration::from_millis(3),
+            }],
+            wall: Duration::from_millis(3),
+            latency: Some(latency.clone()),
+        };
+        let served = Served {
+            messages: 3,
+            bytes: 300,
+        };
+        let result = measurement(&params, &run, served, 4096);
+        assert_eq!(result.fact("latency_max_ns"), Some(&json!(2_000_000)));
+        assert_eq!(result.histograms, vec![("latency_ns", latency.sparse())]);
+        let counted: u64 = latency.sparse().iter().map(|(_, count)| count).sum();
+        assert_eq!(Some(counted), result.count("messages_received"));
     }
 }

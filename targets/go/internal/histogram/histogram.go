@@ -1,4 +1,6 @@
-package chat
+// Package histogram counts latencies in nanoseconds in the harness's
+// log-linear layout (msgbench/core/histogram.py), for the chat and socket workloads.
+package histogram
 
 import (
 	"math"
@@ -139,7 +141,7 @@ func (h *Histogram) Count() uint64 { return h.count }
 func (h *Histogram) Max() int64 { return h.max }
 
 // Sparse is the histogram as the protocol carries it: [bucket, count] pairs
-// with count > 0 in the harness's layout (msgbench/histogram.py). That layout
+// with count > 0 in the harness's layout (msgbench/core/histogram.py). That layout
 // is this one renumbered: exact below 128, then 64 buckets per power of two;
 // every bucket here lies inside one there (octave k >= 2 is shift k - 1 at
 // the same width), so each maps whole to the bucket of its lower bound.
@@ -171,7 +173,7 @@ func (h *Histogram) Sparse() [][2]int64 {
 }
 
 // LayoutIndex is the bucket of v ns in the harness's layout
-// (msgbench/histogram.py): v itself below 128, else shift*64 + v>>shift with
+// (msgbench/core/histogram.py): v itself below 128, else shift*64 + v>>shift with
 // shift = bit_length(v) - 7. Negative values count as 0.
 func LayoutIndex(v int64) int64 {
 	v = max(v, 0)
