@@ -848,15 +848,15 @@ def parse_kafka_windows(text: str) -> list[KafkaWindow]:
     return [KafkaWindow(int(n), float(rate)) for n, rate in KAFKA_PRODUCER_WINDOW.findall(text)]
 
 
-def windows_rate(windows: list[KafkaWindow], after_s: float = 0) -> float | None:
+def windows_rate(windows: list[KafkaWindow], after_s: float = 0, for_s: float = 0) -> float | None:
     """records/sec over the windows that start once after_s has passed (the window in which it
-    did left out); None when there is none."""
+    did left out); None when they cover less than for_s (or nothing)."""
     records, seconds, elapsed = 0, 0.0, 0.0
     for w in windows:
         if elapsed >= after_s:
             records, seconds = records + w.records, seconds + w.seconds
         elapsed += w.seconds
-    return records / seconds if records and seconds > 0 else None
+    return records / seconds if records and seconds > 0 and seconds >= for_s else None
 
 
 def steady_windows(text: str) -> list[KafkaWindow]:
@@ -952,29 +952,27 @@ class KafkaRun:
 
 def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str) -> float:
     """The producers alone (a JVM start saved per receiver: only the publish rate is read), each
-    until its windows cover KAFKA_WARMUP_S + KAFKA_CALIBRATION_S, then stopped: the rate of its
-    windows past KAFKA_WARMUP_S, added up over the producers (they run side by side): a warm JVM's."""
-    def warm(tool: Tool) -> bool:
-        return sum(w.seconds for w in parse_kafka_windows(tool.stdout())) >= KAFKA_WARMUP_S + KAFKA_CALIBRATION_S
+    until its windows that start past KAFKA_WARMUP_S cover KAFKA_CALIBRATION_S, then stopped: their
+    rate, added up over the producers (they run side by side): a warm JVM's."""
+    def rate(tool: Tool) -> float | None:
+        return windows_rate(parse_kafka_windows(tool.stdout()), KAFKA_WARMUP_S, KAFKA_CALIBRATION_S)
 
     with cleanup([]) as tools:
         producers = [Tool(kafka_producer_argv(bootstrap, topic, p, KAFKA_CALIBRATION_CAP, 0, acks))
                      for _ in range(p.sources)]
         tools.extend(producers)
         within_s = remaining_s(p)
-        if not wait_for(producers, within_s, lambda: all(warm(t) for t in producers), sample_s=0.1) \
+        if not wait_for(producers, within_s, lambda: None not in map(rate, producers), sample_s=0.1) \
                 or not all(t.running for t in producers):
             for tool in producers:
                 tool.check_exit()
             raise ToolError("resource", f"kafka-producer-perf-test did not run for "
                                         f"{KAFKA_WARMUP_S + KAFKA_CALIBRATION_S} s within {within_s:.0f} s (the time "
                                         f"limit): {tail(producers[0].stdout() or producers[0].stderr(), 2)}")
-        seen = [parse_kafka_windows(t.stdout()) for t in producers]
-    rates = [windows_rate(windows, after_s=KAFKA_WARMUP_S) for windows in seen]
-    for i, windows in enumerate(seen):
-        log(f"calibration, producer {i}: records/s about each second: {per_second(windows)}")
-    if None in rates:
-        raise ToolError("internal", f"kafka-producer-perf-test printed no window past its first {KAFKA_WARMUP_S} s")
+        rates = [rate(t) for t in producers]
+        for i, tool in enumerate(producers):
+            log(f"calibration, producer {i}: records/s about each second: "
+                f"{per_second(parse_kafka_windows(tool.stdout()))}")
     return sum(rates)
 
 
