@@ -794,9 +794,9 @@ KAFKA_STEADY = "In steady state."  # printed before its first steady-state windo
 # warm-up record is handed to send(), and with --throughput -1 the client's buffer (32 MiB) then
 # still holds up to 32 MiB of warm-up records to send, whose acks it waits through (at 16 B,
 # seconds' worth). Its steady-state summary spans that first window too, so it is not used.
-# The calibration that sizes a run is warm as well: the producers alone, each until its windows
-# cover KAFKA_WARMUP_S and KAFKA_CALIBRATION_S more, those last seconds' rate taken; then they are
-# stopped (their --num-records, KAFKA_CALIBRATION_CAP, is never meant to be reached).
+# The calibration that sizes a run is warm as well, and set up as a run (consumers, then producers):
+# each producer until its windows past KAFKA_WARMUP_S cover KAFKA_CALIBRATION_S, their rate taken;
+# then all are stopped (their counts, KAFKA_CALIBRATION_CAP, are never meant to be reached).
 KAFKA_WARMUP_S = 8
 KAFKA_CALIBRATION_S = 2
 KAFKA_CALIBRATION_CAP = 10**9
@@ -950,14 +950,42 @@ class KafkaRun:
         return sum(p.rate for p in self.produced)
 
 
-def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str) -> float:
-    """The producers alone (a JVM start saved per receiver: only the publish rate is read), each
-    until its windows that start past KAFKA_WARMUP_S cover KAFKA_CALIBRATION_S, then stopped: their
-    rate, added up over the producers (they run side by side): a warm JVM's."""
+def start_kafka_consumers(bootstrap: str, topic: str, p: Params, records: int, log4j: Path) -> list[Tool]:
+    """The consumers (one process each, a group of its own: every one reads every partition) from the
+    topic's end, each to read records; returned once each has its position on every partition."""
+    # --timeout: the longest it waits between records, the first included (the producers' JVMs start
+    # meanwhile): the time limit is what bounds it.
+    timeout_ms = max(1000, round(1000 * (remaining_s(p) - 5)))
+    tag = uuid.uuid4().hex[:12]
+    consumers = []
+    try:
+        consumers.extend(Tool(kafka_consumer_argv(bootstrap, topic, f"msgbench-perf-{tag}-{i}", records, timeout_ms,
+                                                  log4j)) for i in range(p.receivers))
+
+        def positioned() -> bool:
+            return all(len(set(KAFKA_POSITIONED.findall(c.stderr()))) >= p.sources for c in consumers)
+
+        within_s = remaining_s(p)
+        if not wait_for(consumers, within_s, positioned) or not all(c.running for c in consumers):
+            for c in consumers:
+                c.check_exit()
+            raise ToolError("resource", f"kafka-consumer-perf-test did not take its position on every partition "
+                                        f"within {within_s:.0f} s (the time limit): {tail(consumers[0].stderr())}")
+    except BaseException:
+        for c in consumers:
+            c.close()
+        raise
+    return consumers
+
+
+def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str, log4j: Path) -> float:
+    """As a run (consumers, then producers: the rate they leave the producers is the run's), each
+    producer until its windows that start past KAFKA_WARMUP_S cover KAFKA_CALIBRATION_S, then all
+    stopped: those windows' rate, added up over the producers (they run side by side): warm JVMs'."""
     def rate(tool: Tool) -> float | None:
         return windows_rate(parse_kafka_windows(tool.stdout()), KAFKA_WARMUP_S, KAFKA_CALIBRATION_S)
 
-    with cleanup([]) as tools:
+    with cleanup(start_kafka_consumers(bootstrap, topic, p, KAFKA_CALIBRATION_CAP, log4j)) as tools:
         producers = [Tool(kafka_producer_argv(bootstrap, topic, p, KAFKA_CALIBRATION_CAP, 0, acks))
                      for _ in range(p.sources)]
         tools.extend(producers)
@@ -977,31 +1005,14 @@ def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str) -> float:
 
 
 def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, log4j: Path) -> KafkaRun:
-    """The consumers (one process each, a group of its own: every one reads every partition) from
-    the topic's end, then, once each has its position on every partition, the producers (one process
-    each, records / sources apiece, after warm-up records worth KAFKA_WARMUP_S at the rate that sized
-    the run, which the consumers read as well)."""
+    """The consumers (start_kafka_consumers), then the producers (one process each, records / sources
+    apiece, after warm-up records worth KAFKA_WARMUP_S at the rate that sized the run, which the
+    consumers read as well)."""
     per_producer = math.ceil(records / p.sources)
     warmup = math.ceil(per_producer * KAFKA_WARMUP_S / p.duration_s)
     total = (per_producer + warmup) * p.sources
-    # --timeout: the longest it waits between records, the first included (the producers' JVMs start
-    # meanwhile): the time limit is what bounds it.
-    timeout_ms = max(1000, round(1000 * (remaining_s(p) - 5)))
-    tag = uuid.uuid4().hex[:12]
-    with cleanup([]) as tools:
-        consumers = [Tool(kafka_consumer_argv(bootstrap, topic, f"msgbench-perf-{tag}-{i}", total, timeout_ms,
-                                              log4j)) for i in range(p.receivers)]
-        tools.extend(consumers)
-
-        def positioned() -> bool:
-            return all(len(set(KAFKA_POSITIONED.findall(c.stderr()))) >= p.sources for c in consumers)
-
-        within_s = remaining_s(p)
-        if not wait_for(consumers, within_s, positioned) or not all(c.running for c in consumers):
-            for c in consumers:
-                c.check_exit()
-            raise ToolError("resource", f"kafka-consumer-perf-test did not take its position on every partition "
-                                        f"within {within_s:.0f} s (the time limit): {tail(consumers[0].stderr())}")
+    with cleanup(start_kafka_consumers(bootstrap, topic, p, total, log4j)) as tools:
+        consumers = list(tools)
         producers = [Tool(kafka_producer_argv(bootstrap, topic, p, per_producer, warmup, acks))
                      for _ in range(p.sources)]
         tools.extend(producers)
@@ -1052,7 +1063,7 @@ def run_kafka_perf(p: Params, acks: str) -> dict:
 
         def one(n: int) -> tuple[float, KafkaRun | None]:
             if n == 0:
-                return kafka_calibrate(bootstrap, topic, p, acks), None
+                return kafka_calibrate(bootstrap, topic, p, acks, log4j), None
             run = kafka_run(bootstrap, topic, p, n, acks, log4j)
             return run.rate, run
 
