@@ -381,10 +381,17 @@ def test_kafka_producer_windows():
     assert tools.windows_rate([tools.KafkaWindow(100, 100.0)] * 8 + [tools.KafkaWindow(5, 1.0)] * 2, 8, 2) == 1.0
 
 
+def test_kafka_warm_up_scales_with_duration_up_to_8_s():
+    """A measurement (duration_s 4 and up) warms for 8 s and calibrates for 2; a quick check
+    (the conformance suite's 0.3 s) for 1 s and 0.5 s, so that it fits the spec's time limit."""
+    assert [tools.kafka_warmup_s(params(duration_s=d)) for d in (0.1, 0.3, 1, 2, 4, 5, 60)] == [1, 1, 2, 4, 8, 8, 8]
+    assert [tools.kafka_calibration_s(params(duration_s=d)) for d in (0.3, 1, 2, 4, 5)] == [0.5, 0.5, 1, 2, 2]
+
+
 def test_kafka_calibration_is_the_rate_of_warm_windows(monkeypatch):
-    """Each producer runs until its windows cover KAFKA_WARMUP_S and KAFKA_CALIBRATION_S more, then
-    is stopped: the rate of its windows past KAFKA_WARMUP_S, added up over the producers; the cold
-    first seconds (a JVM's JIT) are not in it."""
+    """Each producer runs until its windows past the warm-up (8 s at duration_s 5) cover 2 s more,
+    then is stopped: their rate, added up over the producers; the cold first seconds (a JVM's JIT)
+    are not in it."""
     line = "{n} records sent, {r:.1f} records/sec (0.10 MB/sec), 3.0 ms avg latency, 9.0 ms max latency."
     started = []
 
@@ -400,7 +407,7 @@ def test_kafka_calibration_is_the_rate_of_warm_windows(monkeypatch):
     monkeypatch.setattr(tools, "start_kafka_consumers", lambda *args: [])  # the receivers' JVMs: none here
     monkeypatch.setattr(tools, "STARTED", time.monotonic())
     before = time.monotonic()
-    rate = tools.kafka_calibrate("h:9", "t", params(sources=2, source_threads=2, duration_s=1), "1", Path("l"))
+    rate = tools.kafka_calibrate("h:9", "t", params(sources=2, source_threads=2, duration_s=5), "1", Path("l"))
     assert rate == pytest.approx(10_000 + 20_000) and len(started) == 2
     assert time.monotonic() - before < 30, "stopped once warm, not left to run"
 
