@@ -794,9 +794,9 @@ KAFKA_STEADY = "In steady state."  # printed before its first steady-state windo
 # warm-up record is handed to send(), and with --throughput -1 the client's buffer (32 MiB) then
 # still holds up to 32 MiB of warm-up records to send, whose acks it waits through (at 16 B,
 # seconds' worth). Its steady-state summary spans that first window too, so it is not used.
-# The calibration that sizes a run is warm as well, and set up as a run (consumers, then producers):
-# each producer until its windows past KAFKA_WARMUP_S cover KAFKA_CALIBRATION_S, their rate taken;
-# then all are stopped (their counts, KAFKA_CALIBRATION_CAP, are never meant to be reached).
+# The calibration that sizes a run is warm as well: the producers alone, each until its windows
+# past the warm-up cover KAFKA_CALIBRATION_S, their rate taken; then they are stopped (their
+# --num-records, KAFKA_CALIBRATION_CAP, is never meant to be reached).
 # Both scale with duration_s up to their full length, as the spec's time limit does (60 s + 3 x
 # duration_s + ...): a quick check (duration_s 0.3, as the conformance suite's, with a JVM per
 # process and run on a loaded machine) keeps 1 s and 0.5 s and fits its limit; a measurement
@@ -992,14 +992,16 @@ def start_kafka_consumers(bootstrap: str, topic: str, p: Params, records: int, l
     return consumers
 
 
-def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str, log4j: Path) -> float:
-    """As a run (consumers, then producers: the rate they leave the producers is the run's), each
-    producer until its windows that start past kafka_warmup_s cover kafka_calibration_s, then all
-    stopped: those windows' rate, added up over the producers (they run side by side): warm JVMs'."""
+def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str) -> float:
+    """The producers alone (a consumer JVM start saved per receiver: on a loaded machine those take
+    seconds each, and only the publish rate is read), each until its windows that start past
+    kafka_warmup_s cover kafka_calibration_s, then stopped: those windows' rate, added up over the
+    producers (they run side by side): warm JVMs'. With the consumers beside them in the run, the
+    producers are slower, so its warm-up lasts longer than kafka_warmup_s, never shorter."""
     def rate(tool: Tool) -> float | None:
         return windows_rate(parse_kafka_windows(tool.stdout()), kafka_warmup_s(p), kafka_calibration_s(p))
 
-    with cleanup(start_kafka_consumers(bootstrap, topic, p, KAFKA_CALIBRATION_CAP, log4j)) as tools:
+    with cleanup([]) as tools:
         producers = [Tool(kafka_producer_argv(bootstrap, topic, p, KAFKA_CALIBRATION_CAP, 0, acks))
                      for _ in range(p.sources)]
         tools.extend(producers)
@@ -1077,7 +1079,7 @@ def run_kafka_perf(p: Params, acks: str) -> dict:
 
         def one(n: int) -> tuple[float, KafkaRun | None]:
             if n == 0:
-                return kafka_calibrate(bootstrap, topic, p, acks, log4j), None
+                return kafka_calibrate(bootstrap, topic, p, acks), None
             run = kafka_run(bootstrap, topic, p, n, acks, log4j)
             return run.rate, run
 

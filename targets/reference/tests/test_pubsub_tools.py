@@ -404,10 +404,9 @@ def test_kafka_calibration_is_the_rate_of_warm_windows(monkeypatch):
         return [sys.executable, "-c", f"import time; print({text!r}, flush=True); time.sleep(60)"]
 
     monkeypatch.setattr(tools, "kafka_producer_argv", fake_producer)
-    monkeypatch.setattr(tools, "start_kafka_consumers", lambda *args: [])  # the receivers' JVMs: none here
     monkeypatch.setattr(tools, "STARTED", time.monotonic())
     before = time.monotonic()
-    rate = tools.kafka_calibrate("h:9", "t", params(sources=2, source_threads=2, duration_s=5), "1", Path("l"))
+    rate = tools.kafka_calibrate("h:9", "t", params(sources=2, source_threads=2, duration_s=5), "1")
     assert rate == pytest.approx(10_000 + 20_000) and len(started) == 2
     assert time.monotonic() - before < 30, "stopped once warm, not left to run"
 
