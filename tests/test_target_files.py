@@ -51,3 +51,23 @@ def test_the_mqtt_go_tests_start_mosquitto_as_the_harness_does():
     go = (REPO_ROOT / "targets/mqtt/internal/mqttsys/system_test.go").read_text()
     copy = re.search(r"const mosquittoConf = `([^`]*)`", go).group(1)
     assert copy.replace("%d", "{port}") == catalogue.MOSQUITTO_CONF
+
+
+def test_a_variants_own_memory_per_process_is_what_the_fit_check_uses(monkeypatch):
+    """reference/kafka_perf runs a JVM per producer and consumer: its own per_process_bytes, not
+    the target's pubsub figure (PerfTest's one JVM over six processes), sizes the plan's fit check."""
+    from msgbench.running import runner
+    from msgbench.running.suites import Scenario
+
+    reference = targets.load_target(REPO_ROOT / "targets" / "reference")
+    kafka_perf, perftest = reference.variants["kafka_perf"], reference.variants["perftest"]
+    assert reference.process_bytes("pubsub", kafka_perf) == kafka_perf.per_process_bytes == 256 << 20
+    assert reference.process_bytes("pubsub", perftest) == reference.process_bytes("pubsub") == 40 << 20
+    wl = spec.workload("pubsub")
+    params = spec.resolve_params(wl, {"sources": 64, "source_threads": 64, "receivers": 64})
+    # 132 processes: 5.3 GiB at 40 MiB each fits in 8 GiB (less the headroom), 33 GiB at 256 MiB does not
+    monkeypatch.setattr(runner.sysinfo, "meminfo", lambda: {"MemTotal": 8 << 30})
+    scenario = Scenario(name="fit", workload="pubsub", params=params)
+    runner._job(scenario, None, params, wl, reference, perftest, 1, 0, None)
+    with pytest.raises(runner.PlanError, match=r"132 processes x 268,435,456 B\): it will not fit"):
+        runner._job(scenario, None, params, wl, reference, kafka_perf, 1, 0, None)

@@ -300,7 +300,7 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
             f"{wl.name} with {_shown(params)} needs {processes:,} processes; {target.label}/{variant.name} "
             f"allows at most {allowed:,}"
         )
-    need = processes * target.process_bytes(wl.name)
+    need = processes * target.process_bytes(wl.name, variant)
     have = sysinfo.meminfo().get("MemTotal", 0)
     kind = workload_runs.server_kind(wl.name, params)
     if kind:  # the server and the load generator, each with a socket per user
@@ -310,7 +310,7 @@ def _job(scenario, x, params, wl, target, variant, repeat, warmup, timeout_s) ->
     elif have and need > have * MEMORY_HEADROOM:
         raise PlanError(
             f"{wl.name} with {_shown(params)} on {target.name} needs about {need / 2**30:,.1f} GiB "
-            f"({processes:,} processes x {target.process_bytes(wl.name):,} B): it will not fit in this "
+            f"({processes:,} processes x {target.process_bytes(wl.name, variant):,} B): it will not fit in this "
             f"machine's {have / 2**30:,.1f} GiB"
         )
     given = scenario.timeout_s or timeout_s  # the user's (or the suite's) own limit

@@ -33,6 +33,9 @@ class Variant:
     services: tuple[str, ...] = ()  # brokers this variant needs, where they differ from the target's
     reference_for: tuple[str, ...] = ()  # a reference tool: the targets it is the yardstick of
     max_processes: int | None = None  # where the variant holds fewer than its target (platform threads)
+    # Memory per process where the variant's processes weigh more than its target's for every workload
+    # it runs (reference/kafka_perf: a JVM per producer and consumer, where the other tools need less).
+    per_process_bytes: int | None = None
 
     def settings(self) -> dict:
         """What the variant sets, as stored with each of its measurements."""
@@ -131,8 +134,11 @@ class Target:
     def variants_for(self, workload: str) -> list[Variant]:
         return [v for v in self.variants.values() if workload in v.workloads]
 
-    def process_bytes(self, workload: str) -> int:
-        """Measured memory per process for a workload, for the harness's fit check."""
+    def process_bytes(self, workload: str, variant: Variant | None = None) -> int:
+        """Measured memory per process for a workload (and variant, where it says its own), for the
+        harness's fit check."""
+        if variant is not None and variant.per_process_bytes is not None:
+            return int(variant.per_process_bytes)
         return int(self.per_process_bytes_for.get(workload, self.per_process_bytes))
 
     def services_for(self, variant: Variant) -> tuple[str, ...]:
@@ -205,6 +211,7 @@ def load_target(folder: Path) -> Target:
             services=tuple(body.get("services", [])),
             reference_for=tuple(body.get("reference_for", [])),
             max_processes=body.get("max_processes"),
+            per_process_bytes=body.get("per_process_bytes"),
         )
         for name, body in raw.get("variants", {}).items()
     }

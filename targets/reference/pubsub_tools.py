@@ -5,6 +5,7 @@ One variant per tool (its option `tool`), each against the broker the harness st
 
     nats_bench       natscli's `nats bench` (bin/nats, built by `make build`) against nats-server
     nats_bench_js    the same with --js (JetStream on a file store) against nats-server -js
+    nats_bench_js_sync  the same with --syncpub: each publish waits for its ack
     redis_benchmark  Debian's redis-benchmark, PUBLISH only, against redis-server
     redis_benchmark_sub  the same with `receivers` reference subscribers attached
                      (bin/redis_subscriber, hiredis): the fair pairing, Redis also delivers every message
@@ -46,8 +47,8 @@ LIB = HERE / "lib"
 PERFTEST_MAIN = "com.rabbitmq.perf.PerfTest"
 
 # the option `tool` of the pubsub variants
-TOOLS = ("nats_bench", "nats_bench_js", "redis_benchmark", "redis_benchmark_sub", "perftest", "kafka_perf",
-         "kafka_perf_acks_all")
+TOOLS = ("nats_bench", "nats_bench_js", "nats_bench_js_sync", "redis_benchmark", "redis_benchmark_sub",
+         "perftest", "kafka_perf", "kafka_perf_acks_all")
 
 ARGV_MAX_BYTES = 131071  # Linux MAX_ARG_STRLEN (128 KiB) less the NUL: redis-benchmark's payload is an argument
 CALIBRATION_FIRST = 2000  # messages in the first (calibration) run ...
@@ -98,13 +99,15 @@ def tail(text: str, lines: int = 6) -> str:
 
 def check_supported(variant: str, p: Params) -> None:
     """unsupported: what the variant's tool cannot do at msgbench's settings."""
-    tool = {"nats_bench": "nats bench", "nats_bench_js": "nats bench --js", "redis_benchmark": "redis-benchmark",
+    tool = {"nats_bench": "nats bench", "nats_bench_js": "nats bench --js",
+            "nats_bench_js_sync": "nats bench --js --syncpub", "redis_benchmark": "redis-benchmark",
             "redis_benchmark_sub": "redis-benchmark",
             "perftest": "PerfTest", "kafka_perf": "kafka-producer-perf-test",
             "kafka_perf_acks_all": "kafka-producer-perf-test"}[variant]
     if p.rate > 0:
         why = {"nats_bench": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
                "nats_bench_js": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
+               "nats_bench_js_sync": "no open-loop rate (--pubsleep sleeps after each message) and no latency",
                "redis_benchmark": "no rate option and no subscribers, so no end-to-end latency",
                "redis_benchmark_sub": "no rate option and its publishes carry no time stamp, so no end-to-end "
                                       "latency",
@@ -115,7 +118,8 @@ def check_supported(variant: str, p: Params) -> None:
     if variant == "perftest" and p.batching_bytes > 0:
         raise ToolError("unsupported", f"batching_bytes = {p.batching_bytes}: PerfTest's Java client writes and "
                                        "flushes every publish; it cannot batch (as msgbench's rabbitmq)")
-    if variant in ("nats_bench", "nats_bench_js", "perftest", "kafka_perf", "kafka_perf_acks_all") \
+    if variant in ("nats_bench", "nats_bench_js", "nats_bench_js_sync", "perftest", "kafka_perf",
+                   "kafka_perf_acks_all") \
             and p.source_threads != p.sources:
         raise ToolError("unsupported", f"source_threads = {p.source_threads} with sources = {p.sources}: {tool} "
                                        "runs every publisher on its own thread (goroutine), it cannot share "
@@ -271,14 +275,15 @@ def cleanup(tools: list[Tool]):
             tool.close()
 
 
-def sized_run(run, first: int, p: Params):
+def sized_run(run, first: int, p: Params, overhead_s: float = 0):
     """Run the tool until one run publishes for about duration_s; that run's outcome.
 
     run(n) publishes n messages and returns (the tool's publish rate, its outcome). The first
     run, of first messages, only calibrates; each next one publishes rate x duration_s messages
     at the rate the previous run reported. A run is kept once it published for at least half of
     duration_s (short runs are slowed by connection set-up, so their rate is low), or after
-    SIZING_ROUNDS runs, or when the time limit leaves no room for another.
+    SIZING_ROUNDS runs, or when the time limit leaves no room for another (a run takes overhead_s
+    beside publishing: kafka_perf's warm-up).
     """
     n = first  # 0: the tool calibrates as it sees fit
     for round_ in range(1, SIZING_ROUNDS + 1):
@@ -288,7 +293,7 @@ def sized_run(run, first: int, p: Params):
         seconds = n / rate  # a rate of inf (redis-benchmark faster than its millisecond clock): 0 s
         log(f"run {round_}: " + (f"{n:,} messages published at {rate:,.0f}/s in {seconds:.3f} s" if n
                                   else f"calibration, published at {rate:,.0f}/s"))
-        last = round_ == SIZING_ROUNDS or remaining_s(p) < 3 * p.duration_s + 10  # no time for another
+        last = round_ == SIZING_ROUNDS or remaining_s(p) < 3 * p.duration_s + 10 + overhead_s  # no room for another
         if round_ > 1 and (seconds >= p.duration_s / 2 or last):
             return outcome
         if not math.isfinite(rate):
@@ -413,17 +418,21 @@ class NatsRun:
 # jetstream target's (4 GiB); the subscribers' process purges it first (one measurement in it),
 # then each subscriber reads it with an ordered consumer of its own (every message).
 NATS_JS_ARGS = ["--js", "--storage", "file", "--maxbytes", "4GiB"]
+# nats_bench_js_sync: its publishers' synchronous mode (js.Publish, each waits for its ack), the
+# jetstream target's sync_publish; the subscribers' half is nats_bench_js's.
+NATS_JS_SYNC_ARGS = ["--syncpub"]
 
 
-def nats_argv(url: str, p: Params, msgs: int, csv: Path, role: str, js: bool = False) -> list[str]:
+def nats_argv(url: str, p: Params, msgs: int, csv: Path, role: str, js: bool = False,
+              sync: bool = False) -> list[str]:
     count = p.sources if role == "pub" else p.receivers
-    jetstream = NATS_JS_ARGS + (["--purge"] if role == "sub" else []) if js else []
+    jetstream = NATS_JS_ARGS + (["--purge"] if role == "sub" else NATS_JS_SYNC_ARGS if sync else []) if js else []
     return [str(NATS), "--no-context", "-s", url, "bench", "msgbench", f"--{role}", str(count),
             f"--{'sub' if role == 'pub' else 'pub'}", "0", "--msgs", str(msgs), "--size", str(p.payload_bytes),
             "--no-progress", "--csv", str(csv), *jetstream]
 
 
-def nats_run(url: str, p: Params, msgs: int, js: bool = False) -> NatsRun:
+def nats_run(url: str, p: Params, msgs: int, js: bool = False, sync: bool = False) -> NatsRun:
     """The subscribers in one nats bench process, then the publishers in another, as nats bench's docs
     run them apart; each waits for its own count (the subscribers for msgs each)."""
     with tempfile.TemporaryDirectory(prefix="msgbench-nats-bench-") as tmp, cleanup([]) as tools:
@@ -433,7 +442,7 @@ def nats_run(url: str, p: Params, msgs: int, js: bool = False) -> NatsRun:
             sub.check_exit()
             raise ToolError("internal", f"nats bench's subscribers did not start within 30 s: {tail(sub.stderr())}")
         time.sleep(SUBSCRIBED_GRACE_S)
-        pub = Tool(nats_argv(url, p, msgs, Path(tmp, "pub.csv"), "pub", js))
+        pub = Tool(nats_argv(url, p, msgs, Path(tmp, "pub.csv"), "pub", js, sync))
         tools.append(pub)
         drain_s = p.drain_ms / 1000 + p.duration_s + 5
         within_s = remaining_s(p) - drain_s
@@ -457,13 +466,13 @@ def nats_run(url: str, p: Params, msgs: int, js: bool = False) -> NatsRun:
                        sub_cpu_ns=sub.cpu_ns or 0, peak_rss=pub.peak_rss)
 
 
-def run_nats_bench(p: Params, js: bool = False) -> dict:
+def run_nats_bench(p: Params, js: bool = False, sync: bool = False) -> dict:
     if not NATS.exists():
         raise ToolError("resource", f"{NATS} is missing: run `make build` in {HERE} (it builds natscli with Go)")
     url = service_url("nats_bench_js" if js else "nats_bench")
 
     def one(n: int) -> tuple[float, NatsRun]:
-        run = nats_run(url, p, n, js)
+        run = nats_run(url, p, n, js, sync)
         return run.pub_rate, run
 
     run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
@@ -768,11 +777,57 @@ KAFKA_DATE_FORMAT = "yyyy-MM-dd HH:mm:ss.SSS"
 KAFKA_CONSUMER_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}), \d+, [\d.]+, [\d.]+, (\d+), ",
                                  re.MULTILINE)
 KAFKA_CONSUMER_SHORT = "WARNING: Exiting before consuming the expected number of"  # records (4.x), messages (3.x)
-# Records each producer sends first, at the rate calibrated, as --warmup-records: left out of its
-# rate, as PerfTest's first second is (a JVM starts interpreted and fetches the topic's metadata
-# at its first send, while msgbench's sources are connected and compiled before they are timed).
-KAFKA_WARMUP_S = 1
+# kafka-producer-perf-test's progress line, one per --reporting-interval window: the records
+# acknowledged in it and their rate (so its length, records / rate). The windows tile its run.
+KAFKA_PRODUCER_WINDOW = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), "
+                                   r"[\d.]+ ms avg latency, [\d.]+ ms max latency\.$", re.MULTILINE)
+KAFKA_REPORT_MS = 100  # the producers' --reporting-interval
+KAFKA_STEADY = "In steady state."  # printed before its first steady-state window
+# Warm JVMs. Every run's producers and consumers are fresh JVMs, on the one measured CPU after
+# `msgbench tune`; a JVM starts interpreted and its JIT compiles the client's hot paths over its
+# first seconds (GC beside it). With 1 s of warm-up the tools read 4-27x below the kafka target, at
+# 140 us of CPU a record: the JIT's rate, not Kafka's (docs/measurements/issue-34-sweep.md). So each
+# producer sends KAFKA_WARMUP_S worth of --warmup-records (the tool's own option, KIP-1052) before
+# the records it is timed by, and the consumers read those too and are timed from past them.
+# The producer is timed by its own steady-state windows (once past the warm-up it prints only
+# those: the steady-state records' acks), from its second one: the first starts when the last
+# warm-up record is handed to send(), and with --throughput -1 the client's buffer (32 MiB) then
+# still holds up to 32 MiB of warm-up records to send, whose acks it waits through (at 16 B,
+# seconds' worth). Its steady-state summary spans that first window too, so it is not used.
+# The calibration that sizes a run is warm as well: the producers alone, each until its windows
+# past the warm-up cover KAFKA_CALIBRATION_S, their rate taken; then they are stopped (their
+# --num-records, KAFKA_CALIBRATION_CAP, is never meant to be reached).
+# Both scale with duration_s up to their full length, as the spec's time limit does (60 s + 3 x
+# duration_s + ...): a measurement (duration_s 4 and up: the default 5, the sweeps') gets the
+# whole 8 s and 2 s. Below KAFKA_WARM_FROM_S a run is a quick check (the conformance suite's
+# duration_s 0.3, a JVM per process and run on what may be a loaded machine), for which the
+# limit leaves no room for warm JVMs: 1 s of warm-up and a cold calibration of first_count
+# records (the producers' steady-state summary), as before issue 34's second round.
+KAFKA_WARMUP_S = 8
+KAFKA_CALIBRATION_S = 2
+KAFKA_WARM_FROM_S = 2
+
+
+def kafka_warm(p: Params) -> bool:
+    return p.duration_s >= KAFKA_WARM_FROM_S
+
+
+def kafka_warmup_s(p: Params) -> float:
+    return min(KAFKA_WARMUP_S, 2 * p.duration_s) if kafka_warm(p) else 1.0
+
+
+def kafka_calibration_s(p: Params) -> float:
+    return min(KAFKA_CALIBRATION_S, p.duration_s / 2)
+
+
+KAFKA_CALIBRATION_CAP = 10**9
+# What a run takes beside publishing and its warm-up, for sized_run: the JVMs' starts, the drain.
+KAFKA_RUN_OVERHEAD_S = 10
 KAFKA_MAX_BYTES = 8 << 20  # the broker's message.max.bytes (msgbench/workers/catalogue.py), the kafka target's
+# The measurement's topic as the kafka target makes its own (targets/kafka/internal/kafkasys): a
+# partition bounded to 1 GiB (checked every 10 s) in 128 MiB segments, so that warm-up and
+# calibration records do not fill the disk; the topic is deleted after the measurement.
+KAFKA_TOPIC_CONFIG = {"retention.bytes": 1 << 30, "segment.bytes": 128 << 20}
 
 
 @dataclass(frozen=True)
@@ -788,12 +843,60 @@ class KafkaConsumed:
 
 
 def parse_kafka_producer(text: str) -> KafkaProduced:
-    """Its count from the summary of every record, its rate from the steady state's."""
+    """Its count from the summary of every record; its rate from its steady-state windows
+    (steady_windows), or, where it printed none past the first (a run of well under a second),
+    from its steady-state summary."""
     found = {bool(m.group(2)): m for m in KAFKA_PRODUCER_TOTAL.finditer(text)}
     if set(found) != {False, True}:
         raise ToolError("internal", f"kafka-producer-perf-test printed no summary and steady-state summary: "
                                     f"{tail(text)}")
-    return KafkaProduced(int(found[False].group(1)), float(found[True].group(3)))
+    rate = windows_rate(steady_windows(text))
+    return KafkaProduced(int(found[False].group(1)), rate or float(found[True].group(3)))
+
+
+@dataclass(frozen=True)
+class KafkaWindow:
+    records: int  # acknowledged in the window
+    rate: float  # records/sec over the window
+
+    @property
+    def seconds(self) -> float:
+        return self.records / self.rate if self.rate > 0 else 0.0
+
+
+def parse_kafka_windows(text: str) -> list[KafkaWindow]:
+    """Its progress windows (--reporting-interval), in order."""
+    return [KafkaWindow(int(n), float(rate)) for n, rate in KAFKA_PRODUCER_WINDOW.findall(text)]
+
+
+def windows_rate(windows: list[KafkaWindow], after_s: float = 0, for_s: float = 0) -> float | None:
+    """records/sec over the windows that start once after_s has passed (the window in which it
+    did left out); None when they cover less than for_s (or nothing)."""
+    records, seconds, elapsed = 0, 0.0, 0.0
+    for w in windows:
+        if elapsed >= after_s:
+            records, seconds = records + w.records, seconds + w.seconds
+        elapsed += w.seconds
+    return records / seconds if records and seconds > 0 and seconds >= for_s else None
+
+
+def steady_windows(text: str) -> list[KafkaWindow]:
+    """With --warmup-records: its windows once in steady state (the steady-state records' acks
+    alone: from its "In steady state." line the warm-up's windows are no longer printed), less the
+    first, which spans the warm-up records still in the client's buffer."""
+    _, marker, steady = text.partition(KAFKA_STEADY)
+    return parse_kafka_windows(steady)[1:] if marker else []
+
+
+def per_second(windows: list[KafkaWindow]) -> str:
+    """The windows' rates about each second, for the log: flat once the JVM is warm."""
+    shown, records, seconds = [], 0, 0.0
+    for w in windows:
+        records, seconds = records + w.records, seconds + w.seconds
+        if seconds >= 1:
+            shown.append(f"{records / seconds:,.0f}")
+            records, seconds = 0, 0.0
+    return ", ".join(shown)
 
 
 def parse_kafka_consumer(text: str, expected: int, warmup: int = 0) -> KafkaConsumed:
@@ -828,8 +931,10 @@ def kafka_java(main: str, log4j: Path | None = None) -> list[str]:
 
 
 def kafka_producer_argv(bootstrap: str, topic: str, p: Params, records: int, warmup: int, acks: str) -> list[str]:
+    """records after warmup warm-up records (none: no --warmup-records, the calibration)."""
+    warming = ["--warmup-records", str(warmup)] if warmup else []
     return [*kafka_java(KAFKA_PRODUCER_MAIN), "--bootstrap-server", bootstrap, "--topic", topic,
-            "--num-records", str(records + warmup), "--warmup-records", str(warmup),
+            "--num-records", str(records + warmup), *warming, "--reporting-interval", str(KAFKA_REPORT_MS),
             "--record-size", str(p.payload_bytes), "--throughput", "-1",
             "--command-property", *kafka_producer_props(p, acks)]
 
@@ -843,8 +948,13 @@ def kafka_consumer_argv(bootstrap: str, topic: str, group: str, records: int, ti
 
 
 def kafka_topic_argv(bootstrap: str, topic: str, p: Params) -> list[str]:
+    configs = [arg for name, value in KAFKA_TOPIC_CONFIG.items() for arg in ("--config", f"{name}={value}")]
     return [*kafka_java(KAFKA_TOPICS_MAIN), "--bootstrap-server", bootstrap, "--create", "--topic", topic,
-            "--partitions", str(p.sources), "--replication-factor", "1"]
+            "--partitions", str(p.sources), "--replication-factor", "1", *configs]
+
+
+def kafka_topic_delete_argv(bootstrap: str, topic: str) -> list[str]:
+    return [*kafka_java(KAFKA_TOPICS_MAIN), "--bootstrap-server", bootstrap, "--delete", "--topic", topic]
 
 
 @dataclass(frozen=True)
@@ -861,34 +971,73 @@ class KafkaRun:
         return sum(p.rate for p in self.produced)
 
 
-def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, log4j: Path,
-              consumed: bool = True) -> KafkaRun:
-    """The consumers (one process each, a group of its own: every one reads every partition) from
-    the topic's end, then, once each has its position on every partition, the producers (one process
-    each, records / sources apiece, after warm-up records worth KAFKA_WARMUP_S at the rate that sized
-    the run). Without consumed, the producers alone (the calibration: a JVM start saved per receiver,
-    where only the publish rate is read)."""
-    per_producer = math.ceil(records / p.sources)
-    warmup = math.ceil(per_producer * KAFKA_WARMUP_S / p.duration_s)
-    total = (per_producer + warmup) * p.sources
+def start_kafka_consumers(bootstrap: str, topic: str, p: Params, records: int, log4j: Path) -> list[Tool]:
+    """The consumers (one process each, a group of its own: every one reads every partition) from the
+    topic's end, each to read records; returned once each has its position on every partition."""
     # --timeout: the longest it waits between records, the first included (the producers' JVMs start
     # meanwhile): the time limit is what bounds it.
     timeout_ms = max(1000, round(1000 * (remaining_s(p) - 5)))
     tag = uuid.uuid4().hex[:12]
-    with cleanup([]) as tools:
-        consumers = [Tool(kafka_consumer_argv(bootstrap, topic, f"msgbench-perf-{tag}-{i}", total, timeout_ms,
-                                              log4j)) for i in range(p.receivers if consumed else 0)]
-        tools.extend(consumers)
+    consumers = []
+    try:
+        consumers.extend(Tool(kafka_consumer_argv(bootstrap, topic, f"msgbench-perf-{tag}-{i}", records, timeout_ms,
+                                                  log4j)) for i in range(p.receivers))
 
         def positioned() -> bool:
             return all(len(set(KAFKA_POSITIONED.findall(c.stderr()))) >= p.sources for c in consumers)
 
         within_s = remaining_s(p)
-        if consumers and (not wait_for(consumers, within_s, positioned) or not all(c.running for c in consumers)):
+        if not wait_for(consumers, within_s, positioned) or not all(c.running for c in consumers):
             for c in consumers:
                 c.check_exit()
             raise ToolError("resource", f"kafka-consumer-perf-test did not take its position on every partition "
                                         f"within {within_s:.0f} s (the time limit): {tail(consumers[0].stderr())}")
+    except BaseException:
+        for c in consumers:
+            c.close()
+        raise
+    return consumers
+
+
+def kafka_calibrate(bootstrap: str, topic: str, p: Params, acks: str) -> float:
+    """The producers alone (a consumer JVM start saved per receiver: on a loaded machine those take
+    seconds each, and only the publish rate is read), each until its windows that start past
+    kafka_warmup_s cover kafka_calibration_s, then stopped: those windows' rate, added up over the
+    producers (they run side by side): warm JVMs'. With the consumers beside them in the run, the
+    producers are slower, so its warm-up lasts longer than kafka_warmup_s, never shorter."""
+    def rate(tool: Tool) -> float | None:
+        return windows_rate(parse_kafka_windows(tool.stdout()), kafka_warmup_s(p), kafka_calibration_s(p))
+
+    with cleanup([]) as tools:
+        producers = [Tool(kafka_producer_argv(bootstrap, topic, p, KAFKA_CALIBRATION_CAP, 0, acks))
+                     for _ in range(p.sources)]
+        tools.extend(producers)
+        within_s = remaining_s(p)
+        if not wait_for(producers, within_s, lambda: None not in map(rate, producers), sample_s=0.1) \
+                or not all(t.running for t in producers):
+            for tool in producers:
+                tool.check_exit()
+            raise ToolError("resource", f"kafka-producer-perf-test did not run for "
+                                        f"{kafka_warmup_s(p) + kafka_calibration_s(p):g} s within {within_s:.0f} s "
+                                        f"(the time limit): {tail(producers[0].stdout() or producers[0].stderr(), 2)}")
+        rates = [rate(t) for t in producers]
+        for i, tool in enumerate(producers):
+            log(f"calibration, producer {i}: records/s about each second: "
+                f"{per_second(parse_kafka_windows(tool.stdout()))}")
+    return sum(rates)
+
+
+def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, log4j: Path,
+              consumed: bool = True) -> KafkaRun:
+    """The consumers (start_kafka_consumers), then the producers (one process each, records / sources
+    apiece, after warm-up records worth kafka_warmup_s at the rate that sized the run, which the
+    consumers read as well). Without consumed, the producers alone (a quick check's cold
+    calibration, where only the publish rate is read)."""
+    per_producer = math.ceil(records / p.sources)
+    warmup = math.ceil(per_producer * kafka_warmup_s(p) / p.duration_s)
+    total = (per_producer + warmup) * p.sources
+    with cleanup(start_kafka_consumers(bootstrap, topic, p, total, log4j) if consumed else []) as tools:
+        consumers = list(tools)
         producers = [Tool(kafka_producer_argv(bootstrap, topic, p, per_producer, warmup, acks))
                      for _ in range(p.sources)]
         tools.extend(producers)
@@ -899,6 +1048,8 @@ def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, lo
         for tool in producers:
             tool.check_exit()
         produced = [parse_kafka_producer(tool.stdout()) for tool in producers]
+        for i, tool in enumerate(producers):  # flat once warm: the log shows whether the warm-up was enough
+            log(f"producer {i}: records/s about each second: {per_second(parse_kafka_windows(tool.stdout()))}")
         sent = sum(x.records for x in produced)
         if sent != total:
             raise ToolError("internal", f"kafka-producer-perf-test had {sent:,} of {total:,} records acknowledged: "
@@ -935,15 +1086,35 @@ def run_kafka_perf(p: Params, acks: str) -> dict:
                                             f"(the time limit)")
             made.check_exit()
 
-        runs = []
+        calibrated = []
 
-        def one(n: int) -> tuple[float, KafkaRun]:
-            run = kafka_run(bootstrap, topic, p, n, acks, log4j, consumed=bool(runs))
-            runs.append(run)
+        def one(n: int) -> tuple[float, KafkaRun | None]:
+            if n == 0:  # kafka_warm: a warm calibration
+                calibrated.append(True)
+                return kafka_calibrate(bootstrap, topic, p, acks), None
+            run = kafka_run(bootstrap, topic, p, n, acks, log4j, consumed=bool(calibrated))
+            calibrated.append(True)
             return run.rate, run
 
-        run, broker_ns = sized_run(with_broker_cpu(one), first_count(p), p)
+        try:
+            run, broker_ns = sized_run(with_broker_cpu(one), 0 if kafka_warm(p) else first_count(p), p,
+                                       overhead_s=kafka_warmup_s(p) + KAFKA_RUN_OVERHEAD_S)
+        finally:
+            delete_kafka_topic(bootstrap, topic, p)
     return kafka_result(p, run, broker_ns)
+
+
+def delete_kafka_topic(bootstrap: str, topic: str, p: Params) -> None:
+    """The measurement's records go with it. A failure to delete, or no time left to (a JVM start),
+    is logged, not an error: the measurement is done, and the topic's retention bounds what stays."""
+    within_s = remaining_s(p)
+    if within_s < 1:
+        log(f"no time left to delete topic {topic}: its retention bounds it")
+        return
+    with cleanup([Tool(kafka_topic_delete_argv(bootstrap, topic))]) as (deleting,):
+        if not wait_for([deleting], within_s) or deleting.returncode:
+            log(f"kafka-topics did not delete topic {topic} within {within_s:.0f} s: "
+                f"{tail(deleting.stderr() or deleting.stdout(), 2)}")
 
 
 def kafka_result(p: Params, run: KafkaRun, broker_ns: int | None) -> dict:
@@ -962,6 +1133,7 @@ def kafka_result(p: Params, run: KafkaRun, broker_ns: int | None) -> dict:
 
 
 RUNNERS = {"nats_bench": run_nats_bench, "nats_bench_js": lambda p: run_nats_bench(p, js=True),
+           "nats_bench_js_sync": lambda p: run_nats_bench(p, js=True, sync=True),
            "redis_benchmark": run_redis_benchmark,
            "redis_benchmark_sub": lambda p: run_redis_benchmark(p, subscribed=True), "perftest": run_perftest,
            "kafka_perf": lambda p: run_kafka_perf(p, "1"), "kafka_perf_acks_all": lambda p: run_kafka_perf(p, "all")}

@@ -33,11 +33,12 @@ DEFAULTS = {name: body["default"] for name, body in SPEC["params"].items()}
 SMALL = {"payload_bytes": 64, "duration_s": 0.3, "drain_ms": 500}
 
 
-BROKER = {"nats_bench": "nats", "nats_bench_js": "jetstream",
+BROKER = {"nats_bench": "nats", "nats_bench_js": "jetstream", "nats_bench_js_sync": "jetstream",
           "redis_benchmark": "redis", "redis_benchmark_sub": "redis", "perftest": "rabbitmq",
           "kafka_perf": "kafka", "kafka_perf_acks_all": "kafka"}
 # What each measures, where it is a variant of the target (reference_for "kafka/default"), not the target.
-MEASURES = {"kafka_perf": "kafka/default", "kafka_perf_acks_all": "kafka/acks_all"}
+MEASURES = {"kafka_perf": "kafka/default", "kafka_perf_acks_all": "kafka/acks_all",
+            "nats_bench_js_sync": "jetstream/sync_publish"}
 
 
 def params(**overrides) -> tools.Params:
@@ -153,7 +154,10 @@ def test_kafka_perf_argv_maps_the_parameters():
     producer = tools.kafka_producer_argv("h:9", "t", p, 5000, 1000, "all")
     assert producer[producer.index(tools.KAFKA_PRODUCER_MAIN) + 1:producer.index("--command-property")] == [
         "--bootstrap-server", "h:9", "--topic", "t", "--num-records", "6000", "--warmup-records", "1000",
-        "--record-size", "100", "--throughput", "-1"]
+        "--reporting-interval", str(tools.KAFKA_REPORT_MS), "--record-size", "100", "--throughput", "-1"]
+    # the calibration: no warm-up records, timed by its own windows
+    calibrating = tools.kafka_producer_argv("h:9", "t", p, tools.KAFKA_CALIBRATION_CAP, 0, "1")
+    assert "--warmup-records" not in calibrating and "--reporting-interval" in calibrating
     props = producer[producer.index("--command-property") + 1:]
     assert "acks=all" in props and "compression.type=none" in props
     assert not [x for x in props if x.startswith(("batch.size", "linger.ms"))]
@@ -167,6 +171,12 @@ def test_kafka_perf_argv_maps_the_parameters():
     assert "-Dlog4j2.configurationFile=l.properties" in consumer
     topic = tools.kafka_topic_argv("h:9", "t", params(sources=3))
     assert topic[topic.index("--partitions") + 1] == "3" and topic[topic.index("--replication-factor") + 1] == "1"
+    # bounded as the kafka target's topic: warm-up and calibration records do not fill the disk
+    assert [topic[i + 1] for i, arg in enumerate(topic) if arg == "--config"] == [
+        f"retention.bytes={1 << 30}", f"segment.bytes={128 << 20}"]
+    deleting = tools.kafka_topic_delete_argv("h:9", "t")
+    assert deleting[deleting.index(tools.KAFKA_TOPICS_MAIN) + 1:] == [
+        "--bootstrap-server", "h:9", "--delete", "--topic", "t"]
 
 
 # ---------------------------------------------------------------- parsers on real outputs
@@ -189,6 +199,18 @@ def test_nats_bench_js_counts_each_clients_job_not_its_connection():
             "x,S0,5004,320000,2439,156113.1,2.049795\nx,P0,5000,160000,4539,290513.4,0.550749\n")
     assert [c.msgs for c in tools.parse_nats_csv(text)] == [5004, 5000]
     assert [c.msgs for c in tools.parse_nats_csv(text, 64)] == [5000, 2500]
+
+
+def test_nats_bench_js_sync_publishes_synchronously_and_subscribes_as_js():
+    """--syncpub on the publishers only; both halves on nats_bench_js's stream and store."""
+    p = params(sources=2, receivers=3)
+    pub = tools.nats_argv("nats://h:4222", p, 5000, Path("pub.csv"), "pub", js=True, sync=True)
+    sub = tools.nats_argv("nats://h:4222", p, 5000, Path("sub.csv"), "sub", js=True, sync=True)
+    assert "--syncpub" in pub and "--syncpub" not in sub and "--purge" in sub
+    for argv in (pub, sub):
+        assert argv[argv.index("--js"):argv.index("--js") + 5] == tools.NATS_JS_ARGS
+    assert "--syncpub" not in tools.nats_argv("nats://h:4222", p, 5000, Path("pub.csv"), "pub", js=True)
+    assert TOML["variants"]["nats_bench_js_sync"]["reference_for"] == ["jetstream/sync_publish"]
 
 
 def test_nats_bench_garbage_is_an_internal_error():
@@ -337,6 +359,61 @@ def test_kafka_producer_summary():
         assert caught.value.kind == "internal" and "no summary" in caught.value.message
 
 
+def test_kafka_producer_windows():
+    """Kafka 4.4.0's producer with --warmup-records 300000 of 500,000 and 1 s windows, on a loaded
+    machine: the warm-up's windows, then, from "In steady state.", the steady-state records' alone.
+    The rate is over those less the first, which spanned the 10 s in which the client's buffer still
+    sent warm-up records (1 record in it); its steady-state summary (7,696/s) spans that first window."""
+    text = (DATA / "kafka_producer_windows.stdout").read_text()
+    windows = tools.parse_kafka_windows(text)
+    assert len(windows) == 22 and windows[0] == tools.KafkaWindow(1, 0.3)
+    steady = tools.steady_windows(text)
+    assert [w.records for w in steady] == [38897, 15688, 11838, 7695, 9472, 39211, 27672]
+    produced = tools.parse_kafka_producer(text)
+    assert produced.records == 500000
+    assert produced.rate == pytest.approx(sum(w.records for w in steady) / sum(w.records / w.rate for w in steady))
+    assert produced.rate > 2 * 7696.451936
+    # no window past the first steady one (a very short run): the steady-state summary's rate
+    assert tools.parse_kafka_producer((DATA / "kafka_producer.stdout").read_text()).rate == 8741.258741
+    assert tools.windows_rate(windows[:3], after_s=1e9) is None
+    # one long window across the warm-up's end (a stalled machine) does not count as past it
+    assert tools.windows_rate([tools.KafkaWindow(100, 100.0)] * 7 + [tools.KafkaWindow(5, 1.0)], 8, 2) is None
+    assert tools.windows_rate([tools.KafkaWindow(100, 100.0)] * 8 + [tools.KafkaWindow(5, 1.0)] * 2, 8, 2) == 1.0
+
+
+def test_kafka_warm_up_scales_with_duration_up_to_8_s():
+    """A measurement (duration_s 4 and up) warms for 8 s and calibrates warm for 2; from 2 s, 2 x and
+    0.5 x duration_s; a quick check (the conformance suite's 0.3 s) has no room for warm JVMs in the
+    spec's time limit: 1 s of warm-up and a cold calibration."""
+    durations = (0.1, 0.3, 1, 1.9, 2, 3, 4, 5, 60)
+    assert [tools.kafka_warm(params(duration_s=d)) for d in durations] == [False] * 4 + [True] * 5
+    assert [tools.kafka_warmup_s(params(duration_s=d)) for d in durations] == [1, 1, 1, 1, 4, 6, 8, 8, 8]
+    assert [tools.kafka_calibration_s(params(duration_s=d)) for d in (2, 3, 4, 5)] == [1, 1.5, 2, 2]
+
+
+def test_kafka_calibration_is_the_rate_of_warm_windows(monkeypatch):
+    """Each producer runs until its windows past the warm-up (8 s at duration_s 5) cover 2 s more,
+    then is stopped: their rate, added up over the producers; the cold first seconds (a JVM's JIT)
+    are not in it."""
+    line = "{n} records sent, {r:.1f} records/sec (0.10 MB/sec), 3.0 ms avg latency, 9.0 ms max latency."
+    started = []
+
+    def fake_producer(bootstrap, topic, p, records, warmup, acks):
+        assert records == tools.KAFKA_CALIBRATION_CAP and warmup == 0
+        cold = 1000.0 * (len(started) + 1)  # 1 s windows: producer 0 warms to 10,000/s, producer 1 to 20,000/s
+        rates = [cold] * tools.KAFKA_WARMUP_S + [10 * cold] * tools.KAFKA_CALIBRATION_S
+        text = "\n".join(line.format(n=int(r), r=r) for r in rates)
+        started.append(text)
+        return [sys.executable, "-c", f"import time; print({text!r}, flush=True); time.sleep(60)"]
+
+    monkeypatch.setattr(tools, "kafka_producer_argv", fake_producer)
+    monkeypatch.setattr(tools, "STARTED", time.monotonic())
+    before = time.monotonic()
+    rate = tools.kafka_calibrate("h:9", "t", params(sources=2, source_threads=2, duration_s=5), "1")
+    assert rate == pytest.approx(10_000 + 20_000) and len(started) == 2
+    assert time.monotonic() - before < 30, "stopped once warm, not left to run"
+
+
 def test_kafka_consumer_lines():
     """Count and rate from its progress lines: first line at its first record (count 1) to its last line."""
     text = (DATA / "kafka_consumer.stdout").read_text()
@@ -404,6 +481,7 @@ def call(variant: str, overrides: dict, env: dict) -> dict:
 READY = {
     "nats_bench": lambda: tools.NATS.exists() and shutil.which("nats-server"),
     "nats_bench_js": lambda: tools.NATS.exists() and shutil.which("nats-server"),
+    "nats_bench_js_sync": lambda: tools.NATS.exists() and shutil.which("nats-server"),
     "redis_benchmark": lambda: shutil.which("redis-benchmark") and shutil.which("redis-server"),
     "redis_benchmark_sub": lambda: shutil.which("redis-benchmark") and shutil.which("redis-server"),
     "perftest": lambda: list(tools.LIB.glob("perf-test-*.jar")) and shutil.which("java")
@@ -416,11 +494,15 @@ READY["kafka_perf_acks_all"] = READY["kafka_perf"]
 # nats_bench at batching_bytes = 0: nats.go's ordinary Publish, as msgbench's nats default at 0 (issue 13).
 RUNS = {"nats_bench": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
         "nats_bench_js": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "receivers": 2},
+        "nats_bench_js_sync": {"sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark": {"sources": 2, "source_threads": 2, "receivers": 2},
         "redis_benchmark_sub": {"sources": 2, "source_threads": 2, "receivers": 2, "batching_bytes": 1024},
         "perftest": {"sources": 2, "source_threads": 2, "receivers": 2},
-        "kafka_perf": {"sources": 2, "source_threads": 2, "receivers": 2},
-        "kafka_perf_acks_all": {"sources": 1, "source_threads": 1, "receivers": 1, "batching_bytes": 8192}}
+        # drain_ms raises the spec's time limit (60 s + 2 x drain): a JVM start per process and run,
+        # and 8 s of warm-up in the calibration and in the run, on a loaded machine
+        "kafka_perf": {"sources": 2, "source_threads": 2, "receivers": 2, "drain_ms": 20000},
+        "kafka_perf_acks_all": {"sources": 1, "source_threads": 1, "receivers": 1, "batching_bytes": 8192,
+                                "drain_ms": 20000}}
 
 
 @pytest.mark.parametrize("variant", tools.TOOLS)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,16 +26,25 @@ import (
 // One consumer is one subscription, so deliver runs on one goroutine, in the
 // stream's order (each source's publish order).
 type receiver struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	consume jetstream.ConsumeContext // pull
-	sub     *nats.Subscription       // push
-	last    bool                     // deletes the stream when it closes
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	consumer jetstream.Consumer       // pull
+	consume  jetstream.ConsumeContext // pull
+	sub      *nats.Subscription       // push
+	last     bool                     // deletes the stream when it closes
+	// startSeq is the stream's last sequence when the consumer was made
+	// (DeliverNew: it delivers every later one), so that Backlog can tell
+	// what the server sent from its delivered stream sequence.
+	startSeq uint64
 
-	mu      sync.Mutex // held during deliver, so Close can wait it out
-	closed  bool
-	deliver func([]byte)
+	mu       sync.Mutex    // held during deliver, so Halt and Close can wait it out
+	closed   bool          // Halt or Close: deliver is not called again
+	handedOn atomic.Uint64 // messages handed to deliver (added under mu, read without it: deliver may stall)
+	deliver  func([]byte)
 }
+
+// backlogWithin bounds one question about the consumer (its info).
+const backlogWithin = 10 * time.Second
 
 func subscribe(ctx context.Context, env pubsub.Env, s settings, p pubsub.Params, index int,
 	deliver func([]byte)) (*receiver, error) {
@@ -64,12 +75,24 @@ func (r *receiver) start(ctx context.Context, s settings, index int) error {
 		if err != nil {
 			return err
 		}
-		r.sub, err = legacy.Subscribe(streamSubject, func(m *nats.Msg) { r.handle(m.Data) },
-			nats.BindStream(streamName), nats.DeliverNew(), nats.AckExplicit())
+		// ManualAck with the ack right after the handler is what nats.go's own auto-ack does,
+		// except for a message Halt dropped: unacked, the stream keeps it (Backlog).
+		r.sub, err = legacy.Subscribe(streamSubject, func(m *nats.Msg) {
+			if r.handle(m.Data) {
+				_ = m.Ack()
+			}
+		}, nats.BindStream(streamName), nats.DeliverNew(), nats.AckExplicit(), nats.ManualAck())
 		if err != nil {
 			return err
 		}
-		return r.nc.FlushWithContext(ctx) // the server has the consumer's interest
+		info, err := r.sub.ConsumerInfo()
+		if err != nil {
+			return err
+		}
+		r.startSeq = info.Delivered.Stream
+		flushCtx, cancel := context.WithTimeout(ctx, flushWithin) // FlushWithContext needs a deadline
+		defer cancel()
+		return r.nc.FlushWithContext(flushCtx) // the server has the consumer's interest
 	}
 	consumer, err := r.js.CreateConsumer(ctx, streamName, jetstream.ConsumerConfig{
 		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
@@ -77,19 +100,73 @@ func (r *receiver) start(ctx context.Context, s settings, index int) error {
 	if err != nil {
 		return err
 	}
+	r.consumer, r.startSeq = consumer, consumer.CachedInfo().Delivered.Stream
 	r.consume, err = consumer.Consume(func(m jetstream.Msg) {
-		r.handle(m.Data())
-		_ = m.Ack() // fire and forget, as Consume's users ack; a lost ack only redelivers (a duplicate, counted)
+		if r.handle(m.Data()) {
+			_ = m.Ack() // fire and forget, as Consume's users ack; a lost ack only redelivers (a duplicate, counted)
+		}
 	})
 	return err
 }
 
-func (r *receiver) handle(data []byte) {
+// handle hands a message on unless the receiver was halted or closed, and
+// says whether it did: only a message handed on is acked.
+func (r *receiver) handle(data []byte) bool {
 	r.mu.Lock()
-	if !r.closed {
-		r.deliver(data)
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
 	}
+	r.deliver(data)
+	r.handedOn.Add(1)
+	return true
+}
+
+// Backlog is what the stream holds for this receiver and it has not been
+// handed: the messages the server has not sent it yet (the consumer's
+// num_pending) plus those it sent (its delivered stream sequence since the
+// consumer was made) that did not reach deliver, whether still in nats.go's
+// buffer (a pull consumer asks for up to 500 ahead) or dropped by Halt.
+// The server holds those as ack pending and sends them again after the ack
+// wait, so they are undelivered, not lost; num_pending alone would miss them.
+// Every consumer reads the whole stream from its start (no filter), so the
+// stream sequences sent are the messages sent. A redelivered message is handed
+// on twice and counted once: the count then errs towards loss, never the other
+// way.
+func (r *receiver) Backlog() (int64, error) {
+	var pending, delivered uint64
+	if r.sub != nil {
+		info, err := r.sub.ConsumerInfo() // the legacy API's own timeout (5 s)
+		if err != nil {
+			return 0, fmt.Errorf("push consumer of stream %s: %w", streamName, err)
+		}
+		pending, delivered = info.NumPending, info.Delivered.Stream
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), backlogWithin)
+		defer cancel()
+		info, err := r.consumer.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("pull consumer of stream %s: %w", streamName, err)
+		}
+		pending, delivered = info.NumPending, info.Delivered.Stream
+	}
+	return max(0, int64(pending)+int64(delivered-r.startSeq)-int64(r.handedOn.Load())), nil
+}
+
+// Halt waits out a running deliver and calls it no more; a pull consumer's
+// Consume stops asking for messages (what nats.go buffered is dropped:
+// Backlog counts it). A push subscription stays (unsubscribing would delete
+// its consumer, and with it the count): what the server still pushes is
+// dropped unhanded and counted alike. The connection stays open for Backlog;
+// Close ends it.
+func (r *receiver) Halt() error {
+	r.mu.Lock()
+	r.closed = true
 	r.mu.Unlock()
+	if r.consume != nil {
+		r.consume.Stop()
+	}
+	return nil
 }
 
 func (r *receiver) Endpoint() string { return "" }
