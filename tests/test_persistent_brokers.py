@@ -12,7 +12,7 @@ import pytest
 from msgbench.cli import main as run_cli
 from msgbench.data.store import Store
 from msgbench.workers import catalogue, targets
-from tests.conftest import ready_target
+from tests.conftest import MARKER, marked_command_lines, ready_target
 from tests.test_services import need, pid_gone
 
 pytestmark = pytest.mark.targets
@@ -31,11 +31,16 @@ def command_lines() -> dict[int, str]:
 
 
 def kill_broker_while_measuring(service: str, worker: str, broker_marker: str, killed: list[int]) -> None:
-    """Once the worker runs (its sources publishing), SIGKILL the broker this process started."""
+    """Once the worker runs (its sources publishing), SIGKILL the broker this process started.
+
+    The worker looked for is this test's own (marked): another test's worker of the same
+    target, running at the same time (make test runs tests side by side), would have the
+    broker killed before this one's worker has even connected."""
     own = f"msgbench-service-{os.getpid()}-{service}-"
+    marker = os.environ[MARKER]
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        lines = command_lines()
+        lines = marked_command_lines(marker)
         if any(worker in cmd and "--serve" not in cmd and "--version" not in cmd for cmd in lines.values()):
             time.sleep(1.0)  # into the timed section
             for pid, cmd in command_lines().items():
