@@ -30,8 +30,21 @@ def ready_target(name: str) -> targets.Target:
         if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
             pytest.fail(message)
         pytest.skip(message)
-    targets.build(t)
+    build_once(t)
     return t
+
+
+_built: set[tuple[str, str]] = set()
+
+
+def build_once(t: targets.Target) -> None:
+    """Build a target the first time a test of this process asks for it: its build is a
+    make that finds nothing to do once it has run (go relinks, node checks every source),
+    and hundreds of conformance cases asked for it again, each a second or more of CPU."""
+    key = (str(t.folder), t.build)
+    if key not in _built:
+        targets.build(t)
+        _built.add(key)
 
 
 MARKER = "MSGBENCH_TEST_MARKER"
