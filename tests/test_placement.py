@@ -8,6 +8,11 @@ import pytest
 from msgbench.hosts import placement
 from tests.test_runner import only_run, run_cli
 
+# The namespaces a run makes: compared with the machine's whole list before and after, and
+# a run removes any msgbench- namespace it finds left over. Under pytest -n these tests
+# run one after another on one worker with every other test that makes a namespace.
+pytestmark = pytest.mark.xdist_group("netns")
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
 
