@@ -26,14 +26,21 @@ run:
 	scripts/timed.sh --summary $(TIMES) "make run"; \
 	exit $$status
 
+# After the install and the builds, lint, the targets' tests and the harness tests run side
+# by side (scripts/side-by-side.sh: each line prefixed with its phase, each phase timed, the
+# whole failing if any fails), and the harness tests in HARNESS_WORKERS processes (pytest -n):
+# most of their time is waiting on brokers, sshd, Chromium and fixed-length runs, not CPU.
+# The tests that share something machine-wide run one after another on one worker
+# (xdist_group marks; docs/decisions.md, "make test in parallel").
+HARNESS_WORKERS ?= 4
+
 test:
 	@rm -f $(TIMES)
 	@$(TIMED) install bash scripts/install-deps.sh --test
 	@$(TIMED) build $(PY) -m msgbench build
-	@$(TIMED) lint $(MAKE) -s lint
-	@$(TIMED) "target tests" $(MAKE) -s test-targets
-	@$(TIMED) "harness tests" $(MAKE) -s test-harness
-	@scripts/timed.sh --summary $(TIMES) "make test"
+	@status=0; scripts/side-by-side.sh $(TIMES) lint "$(MAKE) -s lint" "target tests" "$(MAKE) -s test-targets" \
+	  "harness tests" "$(MAKE) -s test-harness" || status=$$?; \
+	scripts/timed.sh --summary $(TIMES) "make test"; exit $$status
 
 install:
 	bash scripts/install-deps.sh
@@ -53,7 +60,7 @@ test-targets:
 	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== test $$d"; $(MAKE) -s -C $$d test || exit 1; done
 
 test-harness:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(HARNESS_WORKERS)
 
 clean:
 	@for d in $(TARGET_DIRS); do $(MAKE) -s -C $$d clean; done

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Phases that do not depend on each other, run at the same time (make test: lint, the
+# targets' tests and the harness tests, issue 33). Each phase is timed on its own
+# (scripts/timed.sh, its start and end, so that the timing line shows each one's wall time
+# and the total is never a sum), each line of its output is prefixed with its name, and
+# the whole fails when any phase fails, naming those that did, after every phase has ended.
+#
+#   scripts/side-by-side.sh LOG PHASE CMD [PHASE CMD]...   CMD is one shell command
+set -uo pipefail
+
+if [ $# -lt 3 ] || [ $(( ($# - 1) % 2 )) -ne 0 ]; then
+  echo "usage: scripts/side-by-side.sh LOG PHASE CMD [PHASE CMD]..." >&2
+  exit 2
+fi
+log=$1
+shift
+here=$(dirname "$0")
+
+names=() pids=()
+while [ $# -gt 0 ]; do
+  name=$1 cmd=$2
+  shift 2
+  # pipefail: the phase's status, not sed's. sed -u: a line is shown as soon as it is written.
+  ( set -o pipefail; "$here/timed.sh" "$log" "$name" bash -c "$cmd" 2>&1 | sed -u "s/^/[$name] /" ) &
+  names+=("$name") pids+=($!)
+done
+
+failed=()
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'failed: %s\n' "$(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
+  exit 1
+fi
