@@ -59,8 +59,11 @@ lint:
 test-targets:
 	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== test $$d"; $(MAKE) -s -C $$d test || exit 1; done
 
+# The tests marked alone (they time real work or hold the machine) run after the others,
+# one at a time, with no other test beside them; both passes run, either failing fails.
 test-harness:
-	$(PY) -m pytest -q -n $(HARNESS_WORKERS)
+	@status=0; $(PY) -m pytest -q -n $(HARNESS_WORKERS) -m "not alone" || status=$$?; \
+	$(PY) -m pytest -q -m alone || status=$$?; exit $$status
 
 clean:
 	@for d in $(TARGET_DIRS); do $(MAKE) -s -C $$d clean; done

@@ -12,9 +12,9 @@ from msgbench.running import limits
 from msgbench.views.report import html
 from msgbench.views.report import limits as report_limits
 
-# One `msgbench limits` at a time per machine (a machine-wide lock): the tests that measure
-# the limits or hold that lock run one after another on one worker under pytest -n.
-pytestmark = pytest.mark.xdist_group("machine-limits-lock")
+# One `msgbench limits` at a time per machine (a machine-wide lock), and it measures the
+# machine: alone, after the parallel tests (make test-harness).
+pytestmark = pytest.mark.alone
 
 GOOD = {
     "memcpy_bytes_per_s": 1e10, "memcpy_copies": 10, "memcpy_copy_bytes": 67108864,
