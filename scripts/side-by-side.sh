@@ -30,6 +30,7 @@ for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || failed+=("${names[$i]}")
 done
 if [ ${#failed[@]} -gt 0 ]; then
-  printf 'failed: %s\n' "$(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
+  list=$(printf '%s, ' "${failed[@]}")
+  printf 'failed: %s\n' "${list%, }" >&2
   exit 1
 fi
