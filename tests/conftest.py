@@ -9,6 +9,16 @@ from msgbench.workers import targets
 FIXTURE_TARGETS = Path(__file__).parent / "fixtures" / "targets"
 
 
+def pytest_configure(config) -> None:
+    """With -n N the tests marked xdist_group("NAME") must run one after another on one
+    worker (they share something machine-wide: docs/decisions.md), which only xdist's
+    loadgroup scheduling does; -n alone means its load scheduling. Set here rather than in
+    pyproject's addopts, so that a pytest without xdist (an older .venv, a target's own
+    tests under this inifile) still runs."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
 @pytest.fixture
 def fake_targets(monkeypatch, tmp_path):
     """The harness pointed at the test-double targets and a store of its own."""
