@@ -8,7 +8,7 @@ KIT_DIRS := $(wildcard kits/*)
 TIMES := results/.phase-times
 TIMED = scripts/timed.sh $(TIMES)
 
-.PHONY: run test install install-test build lint test-harness test-targets clean
+.PHONY: run test install install-test build lint test-harness test-targets lint-then-test-targets clean
 
 # The quick suite builds its targets beside it, two at a time (yielding the CPU to each
 # measurement), and measures each scenario as soon as its targets are built
@@ -26,14 +26,27 @@ run:
 	scripts/timed.sh --summary $(TIMES) "make run"; \
 	exit $$status
 
+# After the install and the builds, the harness tests run beside lint and the targets' tests
+# (scripts/side-by-side.sh: each line prefixed with its phase, the whole failing if any
+# fails; each phase timed on its own). Lint and the targets' tests stay one after the other:
+# a folder's lint and its tests build the same test binary (targets/caf, kits/caf, erlang).
+# The harness tests run in HARNESS_WORKERS processes (pytest -n): most of their time is
+# waiting on brokers, sshd, Chromium and fixed-length runs, not CPU. The tests that share
+# something machine-wide run one after another on one worker (xdist_group marks), and those
+# that time real work run alone after them (docs/decisions.md, "make test in parallel").
+HARNESS_WORKERS ?= 4
+
 test:
 	@rm -f $(TIMES)
 	@$(TIMED) install bash scripts/install-deps.sh --test
 	@$(TIMED) build $(PY) -m msgbench build
-	@$(TIMED) lint $(MAKE) -s lint
-	@$(TIMED) "target tests" $(MAKE) -s test-targets
-	@$(TIMED) "harness tests" $(MAKE) -s test-harness
-	@scripts/timed.sh --summary $(TIMES) "make test"
+	@status=0; scripts/side-by-side.sh "lint, target tests" "$(MAKE) -s lint-then-test-targets" \
+	  "harness tests" "$(TIMED) 'harness tests' $(MAKE) -s test-harness" || status=$$?; \
+	scripts/timed.sh --summary $(TIMES) "make test"; exit $$status
+
+lint-then-test-targets:
+	@status=0; $(TIMED) lint $(MAKE) -s lint || status=$$?; \
+	$(TIMED) "target tests" $(MAKE) -s test-targets || status=$$?; exit $$status
 
 install:
 	bash scripts/install-deps.sh
@@ -52,8 +65,11 @@ lint:
 test-targets:
 	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== test $$d"; $(MAKE) -s -C $$d test || exit 1; done
 
+# The tests marked alone (they time real work or hold the machine) run after the others,
+# one at a time, with no other test beside them; both passes run, either failing fails.
 test-harness:
-	$(PY) -m pytest -q
+	@status=0; $(PY) -m pytest -q -n $(HARNESS_WORKERS) -m "not alone" || status=$$?; \
+	$(PY) -m pytest -q -m alone || status=$$?; exit $$status
 
 clean:
 	@for d in $(TARGET_DIRS); do $(MAKE) -s -C $$d clean; done

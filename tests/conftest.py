@@ -9,6 +9,16 @@ from msgbench.workers import targets
 FIXTURE_TARGETS = Path(__file__).parent / "fixtures" / "targets"
 
 
+def pytest_configure(config) -> None:
+    """With -n N the tests marked xdist_group("NAME") must run one after another on one
+    worker (they share something machine-wide: docs/decisions.md), which only xdist's
+    loadgroup scheduling does; -n alone means its load scheduling. Set here rather than in
+    pyproject's addopts, so that a pytest without xdist (an older .venv, a target's own
+    tests under this inifile) still runs."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
 @pytest.fixture
 def fake_targets(monkeypatch, tmp_path):
     """The harness pointed at the test-double targets and a store of its own."""
@@ -30,8 +40,21 @@ def ready_target(name: str) -> targets.Target:
         if os.environ.get("MSGBENCH_REQUIRE_ALL_TARGETS"):
             pytest.fail(message)
         pytest.skip(message)
-    targets.build(t)
+    build_once(t)
     return t
+
+
+_built: set[tuple[str, str]] = set()
+
+
+def build_once(t: targets.Target) -> None:
+    """Build a target the first time a test of this process asks for it: its build is a
+    make that finds nothing to do once it has run (go relinks, node checks every source),
+    and hundreds of conformance cases asked for it again, each a second or more of CPU."""
+    key = (str(t.folder), t.build)
+    if key not in _built:
+        targets.build(t)
+        _built.add(key)
 
 
 MARKER = "MSGBENCH_TEST_MARKER"

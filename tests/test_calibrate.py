@@ -8,6 +8,10 @@ from msgbench.core import spec
 from msgbench.data.store import Store
 from msgbench.running import calibrate
 
+# Calibration times real work against --min-time: run alone, after the parallel tests
+# (make test-harness), so that other tests' load does not size its samples.
+pytestmark = pytest.mark.alone
+
 # The fake "paced" variant's laps take 1 ms of real time each: m=10 lasts 10 ms.
 PACED = ["run", "ring", "--target", "fake", "--variant", "paced", "-p", "n=10", "-p", "m=10", "--repeat", "2",
          "--warmup", "0", "--no-build"]

@@ -18,6 +18,10 @@ from tests.conftest import processes_matching, ready_target
 from tests.test_hosts import bed, chat_ready, nats_ready, needs_bed, settled  # noqa: F401 (bed: a fixture)
 from tests.test_runner import run_cli
 
+# Under pytest -n with the other tests that make network namespaces (tests/test_hosts.py):
+# the testbed once, not once per worker.
+pytestmark = pytest.mark.xdist_group("netns")
+
 # A search that ends fast: short steps, two or three of them (--max-steps), one run at the
 # top, a bound any working system meets at these loads (the path is tested, not a figure).
 QUICK = ["--confirm", "1", "--no-build", "--no-probe"]

@@ -17,6 +17,10 @@ from msgbench.views.web import shape
 from msgbench.workers import chat_server, targets
 from tests.conftest import FIXTURE_TARGETS
 
+# Every test here reads the one capacity run of the module's fixture (half a minute): under
+# pytest -n they run on one worker, so that it runs once, not once per worker.
+pytestmark = pytest.mark.xdist_group("capacity-run")
+
 KNEE = 20_000
 
 

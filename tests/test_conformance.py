@@ -44,8 +44,30 @@ def real_targets():
     return list(targets.registry().values())
 
 
+def on_its_broker(t: targets.Target, variant: str | None = None) -> list:
+    """make test runs these cases side by side (pytest -n, docs/decisions.md): the cases of
+    one broker go to one worker, one after another, so that its broker starts once (the
+    module's fixture holds it) rather than once per worker, and no two brokers' JVMs (Kafka,
+    RabbitMQ) start at once on the two cores and time each other out."""
+    needed = t.services_for(t.variants[variant or t.default_variant])
+    if t.kind == "reference" and needed == ("kafka",):
+        # Kafka's own perf tools: a cold JVM producer and consumer that must each take their
+        # place within the point's time limit, which three other workers' load made them miss.
+        return [pytest.mark.alone]
+    return [pytest.mark.xdist_group(f"broker-{needed[0]}")] if needed else []
+
+
+def by_target(names: list[str]) -> list:
+    return [pytest.param(name, marks=on_its_broker(targets.target(name))) for name in names]
+
+
+def by_variant(pairs: list[tuple[str, str]]) -> list:
+    return [pytest.param(name, variant, marks=on_its_broker(targets.target(name), variant)) for name, variant in pairs]
+
+
 def cases():
-    return [pytest.param(t.name, variant.name, workload, id=f"{t.name}-{variant.name}-{workload}")
+    return [pytest.param(t.name, variant.name, workload, id=f"{t.name}-{variant.name}-{workload}",
+                         marks=on_its_broker(t, variant.name))
             for t in real_targets() for variant in t.variants.values() for workload in variant.workloads]
 
 
@@ -121,7 +143,7 @@ def check_result(wl, params, outcome):
     assert spec.failed_rules(wl, params, outcome.verify, outcome.histograms) == []
 
 
-@pytest.mark.parametrize("name", [t.name for t in real_targets()])
+@pytest.mark.parametrize("name", by_target([t.name for t in real_targets()]))
 def test_an_option_the_worker_does_not_know_is_an_error_naming_it(name, brokers):
     """Options are data in target.toml; a worker that silently ignored one would measure something else."""
     t = ready_target(name)
@@ -148,7 +170,7 @@ def probe(t: targets.Target, variant: targets.Variant, workload: str, options: d
         target=t.name, time_limit_s=TIME_LIMIT_S)
 
 
-@pytest.mark.parametrize("name", [t.name for t in real_targets()])
+@pytest.mark.parametrize("name", by_target([t.name for t in real_targets()]))
 def test_the_options_a_worker_reads_are_the_options_its_target_toml_declares(name, brokers):
     """Both ways, from the registry alone. Read => declared: each workload's unknown-option error
     lists the options the worker reads for it ("known here: ..."); their union must be what the
@@ -180,15 +202,15 @@ def test_the_options_a_worker_reads_are_the_options_its_target_toml_declares(nam
             f"{v.name}/{v.workloads[0]} accepted option {option} = {wrong!r}: {outcome.error}"
 
 
-@pytest.mark.parametrize("name", [t.name for t in real_targets()])
+@pytest.mark.parametrize("name", by_target([t.name for t in real_targets()]))
 def test_unknown_workload_is_unsupported(name, brokers):
     t = ready_target(name)
     outcome = call(t, t.default_variant, "no_such_workload", {}, brokers)
     assert outcome.status == "unsupported", outcome.error
 
 
-@pytest.mark.parametrize("name, variant", [(t.name, v.name) for t in real_targets()
-                                           for v in t.variants_for("fanin")])
+@pytest.mark.parametrize("name, variant", by_variant([(t.name, v.name) for t in real_targets()
+                                                      for v in t.variants_for("fanin")]))
 def test_exit_signals_are_received_or_unsupported(name, variant, brokers):
     """Every variant either carries exit signals (each counted, the rules hold) or says it
     does not, naming them; Erlang, whose notion they are, always carries them."""
@@ -203,8 +225,8 @@ def test_exit_signals_are_received_or_unsupported(name, variant, brokers):
         assert "exit" in outcome.error
 
 
-@pytest.mark.parametrize("name, variant", [(t.name, v.name) for t in real_targets() if t.kind != "reference"
-                                           for v in t.variants_for("pubsub")])
+@pytest.mark.parametrize("name, variant", by_variant([(t.name, v.name) for t in real_targets()
+                                                      if t.kind != "reference" for v in t.variants_for("pubsub")]))
 def test_implicit_batching_is_delivered_or_refused_as_unsupported(name, variant, brokers):
     t = ready_target(name)
     params = full_params("pubsub", {"batching_bytes": 8192})
@@ -215,8 +237,8 @@ def test_implicit_batching_is_delivered_or_refused_as_unsupported(name, variant,
         check_result(spec.workload("pubsub"), params, outcome)
 
 
-@pytest.mark.parametrize("name, variant", [(t.name, v.name) for t in real_targets() if t.kind != "reference"
-                                           for v in t.variants_for("pubsub")])
+@pytest.mark.parametrize("name, variant", by_variant([(t.name, v.name) for t in real_targets()
+                                                      if t.kind != "reference" for v in t.variants_for("pubsub")]))
 def test_a_payload_beyond_the_system_is_refused_or_delivered_whole(name, variant, brokers):
     """The spec's largest payload: a system that cannot carry it says so by name."""
     t = ready_target(name)

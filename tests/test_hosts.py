@@ -21,6 +21,12 @@ from msgbench.workers import chat_server, sysinfo, targets
 from tests.conftest import processes_matching, ready_target
 from tests.test_runner import only_run, run_cli
 
+# Under pytest -n, on one worker: the testbed (three hosts in network namespaces, each with
+# its sshd) is the module's fixture, set up once rather than once per worker, and these
+# tests run one after another with the others that make namespaces (tests/test_placement.py,
+# tests/test_processes.py; docs/decisions.md).
+pytestmark = pytest.mark.xdist_group("netns")
+
 needs_bed = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists(testbed.SSHD) or not shutil.which("rsync"),
     reason="hosts in namespaces need root, openssh-server and rsync")

@@ -12,6 +12,10 @@ from msgbench.running import limits
 from msgbench.views.report import html
 from msgbench.views.report import limits as report_limits
 
+# One `msgbench limits` at a time per machine (a machine-wide lock), and it measures the
+# machine: alone, after the parallel tests (make test-harness).
+pytestmark = pytest.mark.alone
+
 GOOD = {
     "memcpy_bytes_per_s": 1e10, "memcpy_copies": 10, "memcpy_copy_bytes": 67108864,
     "pipe_round_trips_per_s": 100000, "pipe_round_trips": 50000, "pipe_seconds": 0.5,

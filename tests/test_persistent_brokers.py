@@ -12,7 +12,7 @@ import pytest
 from msgbench.cli import main as run_cli
 from msgbench.data.store import Store
 from msgbench.workers import catalogue, targets
-from tests.conftest import ready_target
+from tests.conftest import MARKER, marked_command_lines, ready_target
 from tests.test_services import need, pid_gone
 
 pytestmark = pytest.mark.targets
@@ -31,11 +31,16 @@ def command_lines() -> dict[int, str]:
 
 
 def kill_broker_while_measuring(service: str, worker: str, broker_marker: str, killed: list[int]) -> None:
-    """Once the worker runs (its sources publishing), SIGKILL the broker this process started."""
+    """Once the worker runs (its sources publishing), SIGKILL the broker this process started.
+
+    The worker looked for is this test's own (marked): another test's worker of the same
+    target, running at the same time (make test runs tests side by side), would have the
+    broker killed before this one's worker has even connected."""
     own = f"msgbench-service-{os.getpid()}-{service}-"
+    marker = os.environ[MARKER]
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        lines = command_lines()
+        lines = marked_command_lines(marker)
         if any(worker in cmd and "--serve" not in cmd and "--version" not in cmd for cmd in lines.values()):
             time.sleep(1.0)  # into the timed section
             for pid, cmd in command_lines().items():
@@ -59,8 +64,11 @@ def test_a_broker_killed_mid_measurement_is_named_by_the_run(target, service, br
     killer = threading.Thread(target=kill_broker_while_measuring,
                               args=(service, f"msgbench-{target}", broker_marker, killed), daemon=True)
     killer.start()
+    # --timeout: the spec's floor for this point (76 s), not the default 300 s. The Kafka
+    # worker does not end when its broker dies under it: the time limit ends it, and the
+    # run then names the dead broker; five minutes of that were a sixth of make test.
     run_cli(["run", "pubsub", "--target", target, "-p", "duration_s=4", "-p", "drain_ms=2000",
-                    "--repeat", "2", "--warmup", "0", "--no-build", "--cpus", "unpinned"])
+                    "--repeat", "2", "--warmup", "0", "--no-build", "--cpus", "unpinned", "--timeout", "80"])
     killer.join(timeout=5)
     assert killed, f"the {service} broker was never seen running beside the worker"
     store = Store(tmp_path / "store.sqlite")

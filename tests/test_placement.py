@@ -8,12 +8,26 @@ import pytest
 from msgbench.hosts import placement
 from tests.test_runner import only_run, run_cli
 
+# The namespaces a run makes: compared with the machine's whole list before and after, and
+# a run removes any msgbench- namespace it finds left over. Under pytest -n these tests
+# run one after another on one worker with every other test that makes a namespace.
+pytestmark = pytest.mark.xdist_group("netns")
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
 
 def namespaces() -> list[str]:
+    """The machine's msgbench- namespaces but those of another live process: what a run
+    here may make, and must remove (another test's run, or a testbed's hosts, may come and
+    go meanwhile under pytest -n)."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    return [name for name in names if name.startswith(placement.NAMESPACE_PREFIX)
+            and not other_process(name.removeprefix(placement.NAMESPACE_PREFIX))]
+
+
+def other_process(pid: str) -> bool:
+    return pid.isdigit() and int(pid) != os.getpid() and os.path.exists(f"/proc/{pid}")
 
 
 def test_local_placement_runs_the_server_here(fake_targets):

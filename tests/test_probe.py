@@ -30,6 +30,7 @@ def limits_binary(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.mark.alone  # the probe's second of ping-pong is timed
 def test_the_noise_floor_is_stored_with_the_run_and_shown(fake_targets, limits_binary, capsys):
     assert main(RUN) == 0
     out = capsys.readouterr().out

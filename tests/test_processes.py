@@ -24,7 +24,7 @@ from msgbench.data.store import Store
 from msgbench.hosts import placement
 from msgbench.workers import procs, targets
 from msgbench.workers.worker import run_worker
-from tests.conftest import FIXTURE_TARGETS
+from tests.conftest import FIXTURE_TARGETS, build_once
 
 PYTHON = sys.executable
 RING = {"workload": "ring", "options": {}, "params": {"n": 10, "m": 1, "payload": "BOO!"}, "repetition": 1}
@@ -144,7 +144,7 @@ def ready(name: str) -> targets.Target:
     targets.registry.cache_clear()
     t = targets.target(name)
     targets.require_installed(t)
-    targets.build(t)
+    build_once(t)
     return t
 
 
@@ -231,6 +231,7 @@ def test_sigkilled_harness_takes_the_go_worker_along(tmp_path, marker):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="placement=remote on one machine needs root (a network namespace)")
+@pytest.mark.xdist_group("netns")  # it removes leftover namespaces: with the others that make one (test_hosts.py)
 def test_sigkilled_harness_takes_the_c_client_and_its_server_in_a_namespace_along(tmp_path, marker):
     ready("c")
 
@@ -341,6 +342,7 @@ def test_ctrl_c_again_during_clean_up_leaves_no_process_directory_or_lost_log(tm
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace needs root")
+@pytest.mark.xdist_group("netns")  # a namespace of its own, with the others that make one (test_hosts.py)
 def test_ctrl_c_again_while_the_namespace_is_removed_still_removes_it(monkeypatch):
     real_ip = placement._ip
 

@@ -17,6 +17,10 @@ from msgbench.data.store import Store
 from msgbench.running import tuning
 from msgbench.workers import cpus, shield
 
+# The shield moves processes between cpusets and restores their own CPU masks: alone,
+# after the parallel tests (make test-harness), with no other test's processes moving.
+pytestmark = pytest.mark.alone
+
 ROOT = Path("/sys/fs/cgroup/cpuset")
 needs_cpusets = pytest.mark.skipif(
     os.geteuid() != 0 or not (ROOT / "cgroup.procs").is_file() or len(os.sched_getaffinity(0)) < 2,

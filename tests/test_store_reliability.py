@@ -140,6 +140,7 @@ def held(path, seconds: float):
         holder.wait()
 
 
+@pytest.mark.alone  # the store is held for a fixed time, which a loaded machine's run start could outlast
 def test_a_run_waits_for_a_store_another_process_holds_and_loses_nothing(tmp_path):
     path = tmp_path / "s.sqlite"
     Store(path).close()
