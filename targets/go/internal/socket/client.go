@@ -236,7 +236,6 @@ func (c *client) echo(p Params, messages int64, frames *Frames) error {
 	var header [headerBytes]byte
 	payload := make([]byte, p.Size)
 	every := refreshEvery(p.Size)
-	last := p.Size - 1
 	start := time.Now()
 	for i := range messages {
 		if i%every == 0 {
@@ -250,29 +249,44 @@ func (c *client) echo(p Params, messages int64, frames *Frames) error {
 		}
 		c.sent++
 		c.sentBytes += p.Size
-		if _, err := io.ReadFull(c.reader, header[:]); err != nil {
-			return fmt.Errorf("reading the echo's header: %w", err)
+		if err := c.readEcho(p, i, header[:], payload); err != nil {
+			return err
 		}
-		if n := binary.BigEndian.Uint32(header[:]); int64(n) != p.Size {
-			return protocol.Errorf(protocol.Internal, "socket %d: the echo of message %d is framed as %d bytes, not %d",
-				c.k, i+1, n, p.Size)
-		}
-		if _, err := io.ReadFull(c.reader, payload); err != nil {
-			return fmt.Errorf("reading the echo's payload: %w", err)
-		}
-		c.received++
-		c.receivedBytes += p.Size
-		sent := frame[headerBytes:]
-		if p.CheckContent {
-			if !bytes.Equal(payload, sent) {
-				c.mismatches++
-			}
-		} else if payload[0] != sent[0] || payload[last] != sent[last] {
-			c.mismatches++
-		}
+		c.checkEcho(p, payload, frame[headerBytes:])
 	}
 	c.elapsed = time.Since(start)
 	return nil
+}
+
+// readEcho reads the echo of message i whole: its header, which must frame
+// the size sent, then its payload.
+func (c *client) readEcho(p Params, i int64, header, payload []byte) error {
+	if _, err := io.ReadFull(c.reader, header); err != nil {
+		return fmt.Errorf("reading the echo's header: %w", err)
+	}
+	if n := binary.BigEndian.Uint32(header); int64(n) != p.Size {
+		return protocol.Errorf(protocol.Internal, "socket %d: the echo of message %d is framed as %d bytes, not %d",
+			c.k, i+1, n, p.Size)
+	}
+	if _, err := io.ReadFull(c.reader, payload); err != nil {
+		return fmt.Errorf("reading the echo's payload: %w", err)
+	}
+	return nil
+}
+
+// checkEcho counts an echo read whole and compares it with what was sent:
+// every byte with check_content, else its first and last.
+func (c *client) checkEcho(p Params, payload, sent []byte) {
+	c.received++
+	c.receivedBytes += p.Size
+	last := len(sent) - 1
+	if p.CheckContent {
+		if !bytes.Equal(payload, sent) {
+			c.mismatches++
+		}
+	} else if payload[0] != sent[0] || payload[last] != sent[last] {
+		c.mismatches++
+	}
 }
 
 // flow writes every frame as fast as the connection takes them, shuts its

@@ -1,16 +1,11 @@
 package socket
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync/atomic"
 	"time"
-
-	"msgbench/kits/go/protocol"
 )
 
 // echoOpen is echo in open loop (rate > 0): a writer goroutine sends message
@@ -76,7 +71,6 @@ func (c *client) readEchoes(p Params, messages int64, frames *Frames, plan sched
 	var header [headerBytes]byte
 	payload := make([]byte, p.Size)
 	every := refreshEvery(p.Size)
-	last := p.Size - 1
 	for i := range messages {
 		if i%every == 0 {
 			// The echoes of this batch may not even be sent before their
@@ -87,28 +81,12 @@ func (c *client) readEchoes(p Params, messages int64, frames *Frames, plan sched
 				return err
 			}
 		}
-		if _, err := io.ReadFull(c.reader, header[:]); err != nil {
-			return fmt.Errorf("reading the echo's header: %w", err)
-		}
-		if n := binary.BigEndian.Uint32(header[:]); int64(n) != p.Size {
-			return protocol.Errorf(protocol.Internal, "socket %d: the echo of message %d is framed as %d bytes, not %d",
-				c.k, i+1, n, p.Size)
-		}
-		if _, err := io.ReadFull(c.reader, payload); err != nil {
-			return fmt.Errorf("reading the echo's payload: %w", err)
+		if err := c.readEcho(p, i, header[:], payload); err != nil {
+			return err
 		}
 		c.lastEcho = time.Now()
 		c.latency.Record(c.lastEcho.Sub(plan.at(i)).Nanoseconds())
-		c.received++
-		c.receivedBytes += p.Size
-		sent := frames.Frame(i)[headerBytes:]
-		if p.CheckContent {
-			if !bytes.Equal(payload, sent) {
-				c.mismatches++
-			}
-		} else if payload[0] != sent[0] || payload[last] != sent[last] {
-			c.mismatches++
-		}
+		c.checkEcho(p, payload, frames.Frame(i)[headerBytes:])
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ use msgbench_kit::histogram::{LatencyHistogram, LatencyLog};
 use msgbench_kit::protocol::WorkerError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::{Barrier, Semaphore, watch};
 use tokio::task::JoinSet;
@@ -273,34 +273,49 @@ async fn echo(
             .map_err(|failure| broken(job, index, "writing", &failure))?;
         run.messages_sent += 1;
         run.bytes_sent += size as u64;
-        let mut header = [0u8; HEADER_BYTES];
-        idle.io(reader.read_exact(&mut header))
-            .await
-            .map_err(|failure| broken(job, index, "reading the echo", &failure))?;
-        let length = announced_length(header);
-        if length != size {
-            return Err(WorkerError::internal(format!(
-                "socket {}: echo {index} announced {length} bytes, {size} were sent",
-                job.socket
-            )));
-        }
-        idle.io(reader.read_exact(&mut buffers.echoed))
-            .await
-            .map_err(|failure| broken(job, index, "reading the echo", &failure))?;
-        run.echoes_received += 1;
-        run.bytes_received += size as u64;
-        if !echo_matches(
-            job.frames.payload(index),
-            &buffers.echoed,
-            job.check_content,
-        ) {
-            run.mismatches += 1;
-        }
+        read_echo(job, index, &mut reader, &mut idle, &mut buffers.echoed).await?;
+        count_echo(job, index, &mut run, &buffers.echoed);
     }
     let end = Instant::now();
     run.elapsed = end.duration_since(started);
     // The socket closes here: the server sees the end of the stream and finishes.
     Ok((run, end))
+}
+
+/// Reads the echo of message `index` whole: its header, which must announce the size
+/// sent, then its payload into `echoed`.
+pub(super) async fn read_echo<R: AsyncRead + Unpin>(
+    job: &Job,
+    index: u64,
+    reader: &mut R,
+    idle: &mut IdleLimit,
+    echoed: &mut [u8],
+) -> Result<(), WorkerError> {
+    let size = echoed.len();
+    let mut header = [0u8; HEADER_BYTES];
+    idle.io(reader.read_exact(&mut header))
+        .await
+        .map_err(|failure| broken(job, index, "reading the echo", &failure))?;
+    let length = announced_length(header);
+    if length != size {
+        return Err(WorkerError::internal(format!(
+            "socket {}: echo {index} announced {length} bytes, {size} were sent",
+            job.socket
+        )));
+    }
+    idle.io(reader.read_exact(echoed))
+        .await
+        .map_err(|failure| broken(job, index, "reading the echo", &failure))?;
+    Ok(())
+}
+
+/// Counts an echo read whole and compares it with what message `index` sent.
+pub(super) fn count_echo(job: &Job, index: u64, run: &mut SocketRun, echoed: &[u8]) {
+    run.echoes_received += 1;
+    run.bytes_received += echoed.len() as u64;
+    if !echo_matches(job.frames.payload(index), echoed, job.check_content) {
+        run.mismatches += 1;
+    }
 }
 
 async fn flow(job: &Job, mut stream: TcpStream) -> Result<(SocketRun, Instant), WorkerError> {

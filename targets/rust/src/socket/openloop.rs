@@ -4,15 +4,15 @@
 //! does, and records its latency from the message's intended send time, so that a
 //! client or server that falls behind is charged for the wait it caused.
 
-use super::client::{Buffers, Job, SocketRun, broken};
+use super::client::{Buffers, Job, SocketRun, broken, count_echo, read_echo};
 use super::pacer::Schedule;
-use super::wire::{HEADER_BYTES, IdleLimit, announced_length, echo_matches};
+use super::wire::IdleLimit;
 use futures_util::future::try_join;
 use msgbench_kit::histogram::LatencyLog;
 use msgbench_kit::protocol::WorkerError;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Semaphore;
@@ -98,38 +98,16 @@ async fn read_echoes(
     schedule: Schedule,
 ) -> Result<(SocketRun, Instant, LatencyLog), WorkerError> {
     let mut reader = BufReader::new(reader);
-    let size = buffers.echoed.len();
     // An echo may wait for its message's time: a slow rate is not a stall.
     let mut idle = IdleLimit::new(job.idle + schedule.interval());
     let mut run = SocketRun::default();
     let mut latency = LatencyLog::new();
     let mut end = schedule.at(0);
     for index in 0..job.messages {
-        let mut header = [0u8; HEADER_BYTES];
-        idle.io(reader.read_exact(&mut header))
-            .await
-            .map_err(|failure| broken(job, index, "reading the echo", &failure))?;
-        let length = announced_length(header);
-        if length != size {
-            return Err(WorkerError::internal(format!(
-                "socket {}: echo {index} announced {length} bytes, {size} were sent",
-                job.socket
-            )));
-        }
-        idle.io(reader.read_exact(&mut buffers.echoed))
-            .await
-            .map_err(|failure| broken(job, index, "reading the echo", &failure))?;
+        read_echo(job, index, &mut reader, &mut idle, &mut buffers.echoed).await?;
         end = Instant::now();
         latency.record(end.saturating_duration_since(schedule.at(index)).as_nanos() as u64);
-        run.echoes_received += 1;
-        run.bytes_received += size as u64;
-        if !echo_matches(
-            job.frames.payload(index),
-            &buffers.echoed,
-            job.check_content,
-        ) {
-            run.mismatches += 1;
-        }
+        count_echo(job, index, &mut run, &buffers.echoed);
     }
     Ok((run, end, latency))
 }
