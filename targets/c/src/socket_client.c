@@ -107,15 +107,38 @@ size_t socket_send_buffers(long long size)
     return buffers < 2 ? 2 : buffers;
 }
 
+/* An echo read whole (in c->receive), counted and checked against the frame it answers:
+ * its length, its first and last payload byte, and with check_content every byte (each
+ * against the one value the frame sent carries in all its payload bytes:
+ * socket_payload.h). False when its length is not the frame's: the stream is out of step. */
+static bool count_echo(client *c, const unsigned char *frame, long long i)
+{
+    const shared_state *s = c->s;
+    const long long size = s->p->size;
+    const unsigned char *echo = c->receive;
+    uint32_t length = frame_get_length(echo);
+    if (length != (uint32_t)size) {
+        failf(c, "socket %lld: echo %lld has length %u, expected %lld: the stream is out of step", c->index, i + 1,
+              length, size);
+        return false;
+    }
+    c->received++;
+    c->received_bytes += size;
+    const unsigned char value = frame[FRAME_HEADER_BYTES];
+    bool same = echo[FRAME_HEADER_BYTES] == value && echo[s->frame_bytes - 1] == value;
+    if (same && s->p->check_content) {
+        same = payload_is_all(echo + FRAME_HEADER_BYTES, (size_t)size, value);
+    }
+    c->mismatches += same ? 0 : 1;
+    return true;
+}
+
 /* Echo: write a frame (one send() of the prepared header + payload), read the whole
- * echo back with blocking recv()s, check it: its length, its first and last payload
- * byte, and with check_content every byte (each against the one value the frame sent
- * carries in all its payload bytes: socket_payload.h). */
+ * echo back with blocking recv()s, check it (count_echo). */
 static void run_echo(client *c)
 {
     const shared_state *s = c->s;
     const long long size = s->p->size;
-    const bool check_content = s->p->check_content;
     unsigned char *echo = c->receive;
     const size_t frame_bytes = s->frame_bytes;
     c->start_ns = monotonic_ns();
@@ -134,20 +157,9 @@ static void run_echo(client *c)
             fail_io(c, "reading an echo", c->received, status, error);
             break;
         }
-        uint32_t length = frame_get_length(echo);
-        if (length != (uint32_t)size) {
-            failf(c, "socket %lld: echo %lld has length %u, expected %lld: the stream is out of step", c->index,
-                  i + 1, length, size);
+        if (!count_echo(c, frame, i)) {
             break;
         }
-        c->received++;
-        c->received_bytes += size;
-        const unsigned char value = frame[FRAME_HEADER_BYTES]; /* what every payload byte of this frame is */
-        bool same = echo[FRAME_HEADER_BYTES] == value && echo[frame_bytes - 1] == value;
-        if (same && check_content) {
-            same = payload_is_all(echo + FRAME_HEADER_BYTES, (size_t)size, value);
-        }
-        c->mismatches += same ? 0 : 1;
     }
     c->end_ns = monotonic_ns();
 }
@@ -288,8 +300,6 @@ static void *writer_main(void *arg)
 static void run_open_echo(client *c)
 {
     const shared_state *s = c->s;
-    const long long size = s->p->size;
-    const bool check_content = s->p->check_content;
     unsigned char *echo = c->receive;
     const size_t frame_bytes = s->frame_bytes;
     c->start_ns = s->start_ns;
@@ -307,20 +317,9 @@ static void run_open_echo(client *c)
             failf(c, "socket %lld: out of memory for the latency histogram", c->index);
             break;
         }
-        uint32_t length = frame_get_length(echo);
-        if (length != (uint32_t)size) {
-            failf(c, "socket %lld: echo %lld has length %u, expected %lld: the stream is out of step", c->index,
-                  i + 1, length, size);
+        if (!count_echo(c, frame, i)) {
             break;
         }
-        c->received++;
-        c->received_bytes += size;
-        const unsigned char value = frame[FRAME_HEADER_BYTES];
-        bool same = echo[FRAME_HEADER_BYTES] == value && echo[frame_bytes - 1] == value;
-        if (same && check_content) {
-            same = payload_is_all(echo + FRAME_HEADER_BYTES, (size_t)size, value);
-        }
-        c->mismatches += same ? 0 : 1;
     }
     if (c->failed) {
         stop_the_other(c);
