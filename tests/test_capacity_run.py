@@ -8,6 +8,7 @@ import io
 import pytest
 
 from msgbench.cli import main
+from msgbench.core import spec
 from msgbench.data import results
 from msgbench.data.store import Store
 from msgbench.running import capacity, capacity_run, runner
@@ -157,6 +158,19 @@ def test_chat_users_step_in_whole_groups_and_rate_through_whole_ms_of_think_time
     assert rate.params_for(300, fixed)["think_ms"] == 3333
     assert rate.quantize(fixed)(300) == pytest.approx(1000 * 1000 / 3333)
     assert rate.default_start(fixed) == 200  # every user once in 5 s
+
+
+def test_socket_echo_steps_offer_a_rate_for_about_three_seconds_of_echoes():
+    rate = capacity_run.axis_for("socket", None)
+    base = capacity_run.base_params(rate, {"sockets": 2})
+    assert base["mode"] == "echo"
+    step = rate.params_for(3000, base)
+    # 3,000/s over 2 sockets for 3 s: 4,500 messages of 1 KiB on each socket
+    assert (step["rate"], step["total_bytes"]) == (3000, 4500 * 1024)
+    assert rate.load_of(step) == 3000 and rate.achieved({"msgs_per_s": 2990.0}, step) == 2990.0
+    limit, why = rate.machine_limit(base, None, runner.MEMORY_HEADROOM)
+    assert rate.params_for(limit, base)["total_bytes"] <= spec.workload("socket").params["total_bytes"]["maximum"]
+    assert "socket's spec" in why
 
 
 def test_chat_users_stop_at_the_machines_descriptors_and_say_so(monkeypatch):

@@ -51,3 +51,19 @@ class Axis:
     def checked(self, base: dict) -> dict:
         """The fixed parameters with what this axis needs of them, or AxisError."""
         return base
+
+
+@dataclass(frozen=True)
+class OpenLoopRate(Axis):
+    """A workload's `rate` parameter, offered in open loop and read back as the
+    msgs_per_s it achieved (pubsub's messages, socket's round trips); a search starts
+    at 1,000/s."""
+
+    def load_of(self, params):
+        return float(params["rate"])
+
+    def achieved(self, metrics, params):
+        return metrics.get("msgs_per_s")
+
+    def default_start(self, base):
+        return 1000.0

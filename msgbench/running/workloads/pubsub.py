@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from msgbench.core import spec
 from msgbench.hosts.placement import PEER, SERVICE, WORKER, PlacementError
-from msgbench.running.capacity_axis import Axis, AxisError
+from msgbench.running.capacity_axis import AxisError, OpenLoopRate
 from msgbench.running.workloads.plugin import RunPlugin
 
 
@@ -45,20 +45,11 @@ def check_hosts(jobs: list, peers) -> list[str]:
 
 
 @dataclass(frozen=True)
-class PubsubRate(Axis):
+class PubsubRate(OpenLoopRate):
     """pubsub's offered message rate, all sources together, open loop."""
 
     def params_for(self, load, base):
         return base | {"rate": load}
-
-    def load_of(self, params):
-        return float(params["rate"])
-
-    def achieved(self, metrics, params):
-        return metrics.get("msgs_per_s")
-
-    def default_start(self, base):
-        return 1000.0
 
     def machine_limit(self, base, target, headroom):
         highest = spec.workload("pubsub").params["rate"]["maximum"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from msgbench.core import spec
 from msgbench.hosts.placement import PEER
-from msgbench.running.capacity_axis import Axis, AxisError
+from msgbench.running.capacity_axis import AxisError, OpenLoopRate
 from msgbench.running.workloads.plugin import RunPlugin
 
 # How long a capacity step offers its rate: socket has no duration, so the axis sizes each
@@ -24,22 +24,13 @@ def check_place(jobs: list, place: dict) -> str | None:
 
 
 @dataclass(frozen=True)
-class EchoRate(Axis):
+class EchoRate(OpenLoopRate):
     """socket echo's offered round trips per second, all sockets together, open loop;
     each step's sequence lasts about STEP_S."""
 
     def params_for(self, load, base):
         per_socket = math.ceil(load / base["sockets"] * STEP_S)
         return base | {"rate": load, "total_bytes": base["size"] * max(1, per_socket)}
-
-    def load_of(self, params):
-        return float(params["rate"])
-
-    def achieved(self, metrics, params):
-        return metrics.get("msgs_per_s")
-
-    def default_start(self, base):
-        return 1000.0
 
     def defaults(self):
         return {"mode": "echo"}
