@@ -1065,6 +1065,23 @@ def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, lo
                         max(t.peak_rss for t in tools))
 
 
+
+# The Kafka tools' folder (their log4j settings): /tmp/<prefix><worker pid>-XXXX. A worker
+# killed at its time limit (SIGKILL) cannot remove it, so the next one removes every such
+# folder whose worker is gone, as the harness does with its own (msgbench/core/tempdirs.py).
+KAFKA_TEMP_PREFIX = "msgbench-kafka-perf-"
+
+
+def sweep_stale_kafka_dirs() -> list[str]:
+    """Remove the Kafka tools' folders whose worker is no longer running; their paths."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(f"{KAFKA_TEMP_PREFIX}*-*"):
+        pid = path.name[len(KAFKA_TEMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+    return removed
+
 def run_kafka_perf(p: Params, acks: str) -> dict:
     if not list(KAFKA_LIB.glob("kafka-tools-*.jar")):
         raise ToolError("resource", f"{KAFKA_LIB}/kafka-tools-*.jar is missing: run `make -C targets/kafka build` "
@@ -1076,7 +1093,8 @@ def run_kafka_perf(p: Params, acks: str) -> dict:
     # One topic per measurement (a partition per source), made by kafka-topics; each run's
     # consumers start from its end, as the kafka target's receivers do.
     topic = f"msgbench-perf-{uuid.uuid4().hex[:12]}"
-    with tempfile.TemporaryDirectory(prefix="msgbench-kafka-perf-") as tmp:
+    sweep_stale_kafka_dirs()
+    with tempfile.TemporaryDirectory(prefix=f"{KAFKA_TEMP_PREFIX}{os.getpid()}-") as tmp:
         log4j = Path(tmp, "log4j2.properties")
         log4j.write_text(KAFKA_LOG4J)
         with cleanup([Tool(kafka_topic_argv(bootstrap, topic, p))]) as (made,):

@@ -555,3 +555,19 @@ def test_a_run_carries_the_broker_cpu_of_that_run_only(monkeypatch):
     rate, (outcome, broker_ns) = tools.with_broker_cpu(busy)(7)
     assert (rate, outcome) == (1000.0, 7) and broker_ns >= 30_000_000
     assert tools.broker_extra(broker_ns) == {"broker_cpu_ns": broker_ns}
+
+
+def test_a_killed_workers_kafka_folder_is_removed_by_the_next_one(tmp_path, monkeypatch):
+    """The Kafka tools' folder of a worker killed at its time limit (SIGKILL) is removed by
+    the next worker; a running worker's folder is kept."""
+    monkeypatch.setattr(tools.tempfile, "gettempdir", lambda: str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    stale = tmp_path / f"{tools.KAFKA_TEMP_PREFIX}{gone.pid}-abc"
+    alive = tmp_path / f"{tools.KAFKA_TEMP_PREFIX}{os.getppid()}-def"
+    other = tmp_path / "msgbench-kafka-perf-notapid"
+    for folder in (stale, alive, other):
+        folder.mkdir()
+        (folder / "log4j2.properties").write_text("x")
+    assert tools.sweep_stale_kafka_dirs() == [str(stale)]
+    assert not stale.exists() and alive.exists() and other.exists()
