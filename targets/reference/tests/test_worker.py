@@ -106,7 +106,10 @@ def free_port() -> int:
 def test_params_are_the_spec_s():
     spec = json.loads(SPEC.read_text())["params"]
     assert set(spec) == {field.name for field in dataclasses.fields(worker.Params)}
-    assert {name: body["default"] for name, body in spec.items()} == DEFAULTS
+    # rate is omitted from a request at its default (omit_at_default), as DEFAULTS, the
+    # request's params, omit it; the worker reads it as 0.
+    assert {name: body["default"] for name, body in spec.items()} == DEFAULTS | {"rate": 0}
+    assert spec["rate"]["omit_at_default"] and worker.read_params(worker.Params, DEFAULTS).rate == 0
 
 
 def test_socket_variants_name_their_tool():
