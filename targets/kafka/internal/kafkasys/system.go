@@ -130,12 +130,18 @@ func endOffsets(ctx context.Context, cl *kgo.Client, p pubsub.Params) (map[int32
 		}
 		req.Topics = append(req.Topics, t)
 		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
+		// A topic just made may not be in the client's metadata yet: its
+		// lookup answers UNKNOWN_TOPIC_OR_PARTITION, retriable, as below.
+		if err != nil && !kerr.IsRetriable(err) {
 			return nil, err
 		}
 		offsets := map[int32]int64{}
-		var retry error
-		for _, topic := range resp.Topics {
+		retry := err
+		var topics []kmsg.ListOffsetsResponseTopic
+		if err == nil {
+			topics = resp.Topics
+		}
+		for _, topic := range topics {
 			for _, part := range topic.Partitions {
 				if err := kerr.ErrorForCode(part.ErrorCode); err != nil {
 					if !kerr.IsRetriable(err) {
