@@ -44,6 +44,19 @@ def test_a_failed_phase_fails_the_whole_naming_it_once_every_phase_has_ended(tmp
     assert marker.exists()  # the other phases ran to their end
 
 
+def test_a_failed_phase_shows_its_failed_tests_and_its_last_lines_again_at_the_end():
+    pytest_like = ("echo 'FAILED tests/test_a.py::test_one - assert 1 == 2'; seq 1 60; "
+                   "echo '1 failed, 9 passed'; exit 1")
+    done = side_by_side("harness tests", pytest_like, "lint", "echo clean")
+    assert done.returncode == 1
+    end = done.stderr.strip().splitlines()
+    assert end[0] == "--- harness tests failed; its failed tests, then its last 40 lines:"
+    assert end[1] == "[harness tests] FAILED tests/test_a.py::test_one - assert 1 == 2"
+    assert end[2:-1] == [f"[harness tests] {n}" for n in range(22, 61)] + ["[harness tests] 1 failed, 9 passed"]
+    assert end[-1] == "failed: harness tests"
+    assert "[lint]" not in done.stderr  # a phase that passed is not shown again
+
+
 def test_a_phase_without_its_command_is_refused():
     done = side_by_side("lint")
     assert done.returncode == 2
