@@ -629,6 +629,25 @@ void test_socket(void)
     check_server_stalled("flow", "connection 0: reading after 0 messages: no progress within 1 s");
 }
 
+/* A test server's start, as the real server's: reads the request from stdin into *p,
+ * listens on a free port and says listening. The listener, or -1 when a step failed. */
+static int listen_as_server(socket_params *p)
+{
+    worker_request r;
+    char message[256];
+    error_kind kind;
+    bool readable = request_read(stdin, &r, message, sizeof message) &&
+                    socket_params_read(r.params, p, &kind, message, sizeof message);
+    request_free(&r);
+    int port = 0;
+    int listener = readable ? occupy_port(&port) : -1;
+    if (listener >= 0) {
+        printf("{\"type\":\"listening\",\"port\":%d}\n", port);
+        fflush(stdout);
+    }
+    return listener;
+}
+
 /* `test-msgbench-c --fake-server N [FLIP]`: a server that listens, prints listening,
  * accepts one connection, echoes (flow: reads) N frames of the request's size and exits.
  * With N = -1 it reads and writes nothing: it exits when the client shuts the connection
@@ -637,23 +656,11 @@ void test_socket(void)
  * worker kills it at the latest SOCKET_EXIT_LIMIT_S after it closed its stdin. */
 int fake_server(long long echoes, long long flip)
 {
-    worker_request r;
-    char message[256];
     socket_params p;
-    error_kind kind;
-    bool readable = request_read(stdin, &r, message, sizeof message) &&
-                    socket_params_read(r.params, &p, &kind, message, sizeof message);
-    request_free(&r);
-    if (!readable) {
-        return 1;
-    }
-    int port = 0;
-    int listener = occupy_port(&port);
+    int listener = listen_as_server(&p);
     if (listener < 0) {
         return 1;
     }
-    printf("{\"type\":\"listening\",\"port\":%d}\n", port);
-    fflush(stdout);
     int fd = accept(listener, NULL, NULL);
     if (fd >= 0) {
         net_configure(fd, true);
@@ -691,20 +698,11 @@ int fake_server(long long echoes, long long flip)
  * exits when the client closes. */
 int hold_server(void)
 {
-    worker_request r;
-    char message[256];
     socket_params p;
-    error_kind kind;
-    bool readable = request_read(stdin, &r, message, sizeof message) &&
-                    socket_params_read(r.params, &p, &kind, message, sizeof message);
-    request_free(&r);
-    int port = 0;
-    int listener = readable ? occupy_port(&port) : -1;
+    int listener = listen_as_server(&p);
     if (listener < 0) {
         return 1;
     }
-    printf("{\"type\":\"listening\",\"port\":%d}\n", port);
-    fflush(stdout);
     int fd = accept(listener, NULL, NULL);
     size_t bytes = (size_t)socket_messages(&p) * (FRAME_HEADER_BYTES + (size_t)p.size);
     unsigned char *held = malloc(bytes);

@@ -108,28 +108,35 @@ func (h *Histogram) at(octave, index int) uint64 {
 	return uint64(h.octaves[octave][index]) + h.carries[octave*subBuckets+index]
 }
 
+// each calls fn with every bucket holding samples and its count; while h
+// keeps its samples exact, with each sample's bucket and 1 (a bucket may
+// then come more than once).
+func (h *Histogram) each(fn func(octave, index int, n uint64)) {
+	if h.octaves == nil {
+		for _, v := range h.first[:h.count] {
+			octave, index := bucket(v)
+			fn(octave, index, 1)
+		}
+		return
+	}
+	for octave, counts := range h.octaves {
+		if counts == nil {
+			continue
+		}
+		for index := range counts {
+			if n := h.at(octave, index); n > 0 {
+				fn(octave, index, n)
+			}
+		}
+	}
+}
+
 // Merge adds other's samples into h, which then counts in buckets.
 func (h *Histogram) Merge(other *Histogram) {
 	if h.octaves == nil {
 		h.toBuckets()
 	}
-	if other.octaves == nil {
-		for _, v := range other.first[:other.count] {
-			octave, index := bucket(v)
-			h.add(octave, index, 1)
-		}
-	} else {
-		for octave, counts := range other.octaves {
-			if counts == nil {
-				continue
-			}
-			for index := range counts {
-				if n := other.at(octave, index); n > 0 {
-					h.add(octave, index, n)
-				}
-			}
-		}
-	}
+	other.each(h.add)
 	h.count += other.count
 	h.max = max(h.max, other.max)
 }
@@ -147,23 +154,10 @@ func (h *Histogram) Max() int64 { return h.max }
 // the same width), so each maps whole to the bucket of its lower bound.
 func (h *Histogram) Sparse() [][2]int64 {
 	counts := map[int64]int64{}
-	if h.octaves == nil {
-		for _, v := range h.first[:h.count] {
-			counts[LayoutIndex(v)]++
-		}
-	} else {
-		for octave, buckets := range h.octaves {
-			if buckets == nil {
-				continue
-			}
-			for index := range buckets {
-				if n := h.at(octave, index); n > 0 {
-					lower, _ := bounds(octave, index)
-					counts[LayoutIndex(lower)] += int64(n)
-				}
-			}
-		}
-	}
+	h.each(func(octave, index int, n uint64) {
+		lower, _ := bounds(octave, index)
+		counts[LayoutIndex(lower)] += int64(n)
+	})
 	pairs := make([][2]int64, 0, len(counts))
 	for bucket, n := range counts {
 		pairs = append(pairs, [2]int64{bucket, n})

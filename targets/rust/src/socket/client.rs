@@ -134,13 +134,14 @@ async fn coordinate(
     }
 
     // Open loop: the pacer's thread waits, parked, for the release.
-    let mut pacer = match params.rate > 0.0 {
-        true => Some(
+    let mut pacer = if params.rate > 0.0 {
+        Some(
             Pacer::new(params.rate, params.sockets, params.messages_per_socket()).map_err(
                 |err| WorkerError::resource(format!("cannot start the pacer thread: {err}")),
             )?,
-        ),
-        false => None,
+        )
+    } else {
+        None
     };
     let (rate, sockets) = (params.rate, params.sockets);
     let ready = Arc::new(Barrier::new(params.sockets + 1));
@@ -163,7 +164,8 @@ async fn coordinate(
             let mut buffers = Buffers::new(&job);
             ready.wait().await;
             let t0 = match started.wait_for(Option::is_some).await {
-                Ok(t0) => t0.unwrap_or_else(Instant::now),
+                // wait_for returns the value its predicate accepted: Some.
+                Ok(t0) => t0.expect("the release carries t0"),
                 Err(_) => return Err(WorkerError::internal("the client's coordinator went away")),
             };
             match (job.mode, permits) {
