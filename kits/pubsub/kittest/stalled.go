@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"msgbench/kits/pubsub"
 )
@@ -51,6 +52,19 @@ func (s *Stalled) Received() int64 { return s.received.Load() }
 
 // Release lets the receiver take the rest.
 func (s *Stalled) Release() { s.release() }
+
+// HaltAfter releases the receiver, waits until it has received at least n
+// messages (30 s at most) and halts it part-way.
+func (s *Stalled) HaltAfter(t testing.TB, n int64) {
+	t.Helper()
+	s.Release()
+	for deadline := time.Now().Add(30 * time.Second); s.Received() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Halt(); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // Close releases the receiver first, on every path: a receiver's Close waits for
 // deliver, which a failure before the release would leave blocked (and the broker's

@@ -104,7 +104,9 @@ defmodule MsgbenchEx.Socket do
     List.to_tuple(tuple)
   end
 
-  defp payload(payloads, i), do: elem(payloads, rem(i, tuple_size(payloads)))
+  @doc "Message i's payload."
+  @spec payload(tuple(), non_neg_integer()) :: binary() | [byte()]
+  def payload(payloads, i), do: elem(payloads, rem(i, tuple_size(payloads)))
 
   defp echo(socket, payloads, messages, check_content?) do
     start = Measure.now_ns()
@@ -143,8 +145,10 @@ defmodule MsgbenchEx.Socket do
 
   defp same?(back, sent, false), do: length(back) == length(sent) and hd(back) == hd(sent)
 
-  defp byte_size_of(payload) when is_binary(payload), do: byte_size(payload)
-  defp byte_size_of(payload), do: length(payload)
+  @doc "A payload's length in bytes."
+  @spec byte_size_of(binary() | [byte()]) :: non_neg_integer()
+  def byte_size_of(payload) when is_binary(payload), do: byte_size(payload)
+  def byte_size_of(payload), do: length(payload)
 
   defp flow(socket, payloads, messages) do
     start = Measure.now_ns()

@@ -9,6 +9,7 @@ defmodule MsgbenchEx.SocketOpen do
   i's intended time from its index, so the framing is the closed loop's.
   """
   alias Msgbench.Kit.{Error, Histogram, Measure}
+  alias MsgbenchEx.Socket
 
   # BEAM timers count whole ms and a sleep of N ms returns after about N + 1 ms, so
   # the writer sleeps until @spin_ns before the intended time and spins the rest,
@@ -48,6 +49,8 @@ defmodule MsgbenchEx.SocketOpen do
   @spec run(:gen_tcp.socket(), tuple(), pos_integer(), float(), (term(), term() -> boolean())) :: map()
   def run(socket, payloads, messages, interval_ns, same?) do
     owner = self()
+    # Every payload is this long, and so is an echo that equals one (same?).
+    frame_bytes = Socket.byte_size_of(Socket.payload(payloads, 0))
     start = Measure.now_ns()
     writer = spawn_link(fn -> write(owner, socket, payloads, messages, start, interval_ns) end)
     # A quiet socket between two messages is not a stalled one.
@@ -58,9 +61,10 @@ defmodule MsgbenchEx.SocketOpen do
         case :gen_tcp.recv(socket, 0, idle_ms) do
           {:ok, back} ->
             latency = Histogram.record(latency, Measure.now_ns() - intended(start, interval_ns, i))
-            sent = elem(payloads, rem(i, tuple_size(payloads)))
-            mismatches = if same?.(back, sent), do: mismatches, else: mismatches + 1
-            {mismatches, bytes + IO.iodata_length(back), latency}
+
+            if same?.(back, Socket.payload(payloads, i)),
+              do: {mismatches, bytes + frame_bytes, latency},
+              else: {mismatches + 1, bytes + IO.iodata_length(back), latency}
 
           {:error, reason} ->
             # A writer that failed shut the socket down to end this wait: its reason is the story.
@@ -75,11 +79,11 @@ defmodule MsgbenchEx.SocketOpen do
     elapsed = Measure.now_ns() - start
 
     receive do
-      {:written, ^writer, sent_bytes} ->
+      {:written, ^writer} ->
         %{
           elapsed_ns: elapsed,
           sent: messages,
-          sent_bytes: sent_bytes,
+          sent_bytes: messages * frame_bytes,
           received: messages,
           received_bytes: received_bytes,
           mismatches: mismatches,
@@ -92,14 +96,13 @@ defmodule MsgbenchEx.SocketOpen do
 
   # Every message at its intended time, or at once when late (none is skipped).
   defp write(owner, socket, payloads, messages, start, interval_ns) do
-    bytes =
-      Enum.reduce_while(0..(messages - 1), 0, fn i, bytes ->
+    written =
+      Enum.reduce_while(0..(messages - 1), :ok, fn i, :ok ->
         :ok = wait_until(intended(start, interval_ns, i))
-        payload = elem(payloads, rem(i, tuple_size(payloads)))
 
-        case :gen_tcp.send(socket, payload) do
+        case :gen_tcp.send(socket, Socket.payload(payloads, i)) do
           :ok ->
-            {:cont, bytes + IO.iodata_length(payload)}
+            {:cont, :ok}
 
           {:error, reason} ->
             send(owner, {:write_failed, self(), reason})
@@ -108,6 +111,6 @@ defmodule MsgbenchEx.SocketOpen do
         end
       end)
 
-    if bytes != :failed, do: send(owner, {:written, self(), bytes})
+    if written == :ok, do: send(owner, {:written, self()})
   end
 end

@@ -11,7 +11,7 @@
 
 -export([socket_options/1, arm/2, recv/2, recv/3, frames/3, frame_count/3, shared_frames/3,
          payload_bytes/1,
-         mismatch/5, run/3, memory_fits/2, watchdog/1, watchdog/3, watch/3]).
+         mismatch/5, count_echo/5, run/3, memory_fits/2, watchdog/1, watchdog/3, watch/3]).
 
 -export_type([run/0, data/0, outcome/0]).
 
@@ -136,6 +136,17 @@ mismatch(false, Echo, EchoBytes, Sent, Value) ->
         true -> 0;
         false -> 1
     end.
+
+%% An echo of message Value counted, for the open and closed loops alike:
+%% {Mismatch, EchoBytes}. An echo equal to Payload is as long (FrameBytes):
+%% no walk to count a list.
+-spec count_echo(boolean(), payload(), payload(), byte(), non_neg_integer()) ->
+          {0 | 1, non_neg_integer()}.
+count_echo(true, Echo, Echo, _Value, FrameBytes) ->
+    {0, FrameBytes};
+count_echo(Check, Echo, Payload, Value, _FrameBytes) ->
+    EchoBytes = payload_bytes(Echo),
+    {mismatch(Check, Echo, EchoBytes, Payload, Value), EchoBytes}.
 
 first(<<Byte, _/binary>>) -> Byte;
 first([Byte | _]) -> Byte.
@@ -502,16 +513,11 @@ echo(Socket, Active, Frames, K, Check, FrameBytes, Messages,
     case gen_tcp:send(Socket, Payload) of
         ok ->
             case recv(Socket, Active) of
-                {ok, Echo} when Check, Echo =:= Payload ->
-                    %% Equal to what was sent, so FrameBytes long: no walk to count a list.
-                    echo(Socket, Active, Frames, K, Check, FrameBytes, Messages,
-                         Sent + 1, SentBytes + FrameBytes, Received + 1, ReceivedBytes + FrameBytes,
-                         Mismatches);
                 {ok, Echo} ->
-                    EchoBytes = payload_bytes(Echo),
+                    {Mismatch, EchoBytes} = count_echo(Check, Echo, Payload, Value, FrameBytes),
                     echo(Socket, Active, Frames, K, Check, FrameBytes, Messages,
                          Sent + 1, SentBytes + FrameBytes, Received + 1, ReceivedBytes + EchoBytes,
-                         Mismatches + mismatch(Check, Echo, EchoBytes, Payload, Value));
+                         Mismatches + Mismatch);
                 {error, Reason} ->
                     {failed, {"reading an echo", Reason}, Received}
             end;

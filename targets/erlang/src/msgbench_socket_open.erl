@@ -115,15 +115,8 @@ read(#{socket := Socket, active := Active, frames := Frames, k := K, check := Ch
             Latency = msgbench_measure:now() - intended(Start, IntervalNs, Received),
             ok = msgbench_histogram:record(Latency),
             Value = Received rem K,
-            Payload = element(Value + 1, Frames),
             {Mismatch, EchoBytes} =
-                case Check andalso Echo =:= Payload of
-                    true ->
-                        {0, FrameBytes};        % equal, so as long: no walk to count a list
-                    false ->
-                        Counted = msgbench_socket:payload_bytes(Echo),
-                        {msgbench_socket:mismatch(Check, Echo, Counted, Payload, Value), Counted}
-                end,
+                msgbench_socket:count_echo(Check, Echo, element(Value + 1, Frames), Value, FrameBytes),
             read(Reader, Received + 1, Bytes + EchoBytes, Mismatches + Mismatch, max(Max, Latency));
         {error, Reason} ->
             {failed, {"reading an echo", Reason}, Received}

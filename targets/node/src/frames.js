@@ -68,12 +68,13 @@ class FrameReader {
 }
 
 // sameEcho says whether an echoed payload is the frame that was sent: all of it with
-// checkContent, else its length, first and last byte.
+// checkContent, else its length, first and last byte. It compares against the frame in
+// place (no view of its payload per echo: both loops call it once per message).
 function sameEcho(payload, frame, checkContent) {
-  const sent = frame.subarray(HEADER_BYTES);
-  const last = sent.length - 1;
-  return checkContent ? payload.equals(sent)
-    : payload.length === sent.length && payload[0] === sent[0] && payload[last] === sent[last];
+  if (checkContent) return payload.compare(frame, HEADER_BYTES) === 0;
+  const size = frame.length - HEADER_BYTES; // >= 1 (the spec's minimum)
+  return payload.length === size && payload[0] === frame[HEADER_BYTES]
+    && payload[size - 1] === frame[frame.length - 1];
 }
 
 module.exports = { makeFrames, FrameReader, sameEcho, HEADER_BYTES, ACK };

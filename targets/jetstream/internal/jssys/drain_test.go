@@ -1,9 +1,7 @@
 package jssys
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"msgbench/kits/pubsub"
 	"msgbench/kits/pubsub/kittest"
@@ -22,24 +20,8 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	if held, err := b.Backlog(); err != nil || held != 0 {
 		t.Fatalf("before anything was published the broker holds %d (%v), want 0", held, err)
 	}
-	publish := func(source int, from, to uint32) {
-		t.Helper()
-		src, err := System{}.Connect(context.Background(), env, opts, p, source)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		for seq := from; seq <= to; seq++ {
-			if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, uint32(source), seq, 0)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := src.Flush(); err != nil { // every message acked: in the stream
-			t.Fatal(err)
-		}
-	}
 	for s := 0; s < p.Sources; s++ {
-		publish(s, 1, perSource)
+		kittest.Publish(t, System{}, env, opts, p, s, 1, perSource) // every message acked: in the stream
 	}
 	// The stalled receiver has delivered nothing yet (its first message is
 	// still in deliver), though the server has sent it some (nats.go's
@@ -53,13 +35,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 		t.Fatalf("the broker holds %d of %d for a stalled receiver, want all", held, total)
 	}
 	// Let it take some, then stop it part-way.
-	b.Release()
-	for deadline := time.Now().Add(30 * time.Second); b.Received() < 100 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	if err := b.Halt(); err != nil {
-		t.Fatal(err)
-	}
+	b.HaltAfter(t, 100)
 	received := b.Received()
 	left, err := b.Backlog()
 	if err != nil {
@@ -71,7 +47,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	}
 	// What is published after Halt is held for the halted receiver, none of it delivered.
 	const more = 500
-	publish(0, perSource+1, perSource+more)
+	kittest.Publish(t, System{}, env, opts, p, 0, perSource+1, perSource+more)
 	after, err := b.Backlog()
 	if err != nil {
 		t.Fatal(err)

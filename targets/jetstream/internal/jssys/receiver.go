@@ -184,15 +184,11 @@ func (r *receiver) Dropped() int64 {
 	return int64(n)
 }
 
-// Close waits for a running deliver, stops the consumer, and the last
-// receiver deletes the measurement's stream: nothing stays in the store.
+// Close halts the receiver (Halt: a running deliver waited out, the consumer
+// stopped), and the last receiver deletes the measurement's stream: nothing
+// stays in the store.
 func (r *receiver) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	if r.consume != nil {
-		r.consume.Stop()
-	}
+	_ = r.Halt()
 	var err error
 	if r.last {
 		ctx, cancel := context.WithTimeout(context.Background(), flushWithin)

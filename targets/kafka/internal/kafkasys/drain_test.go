@@ -1,9 +1,7 @@
 package kafkasys
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"msgbench/kits/pubsub"
 	"msgbench/kits/pubsub/kittest"
@@ -24,19 +22,7 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 		t.Fatalf("before anything was published the broker holds %d (%v), want 0", held, err)
 	}
 	for s := 0; s < p.Sources; s++ {
-		src, err := System{}.Connect(context.Background(), env, pubsub.Options{}, p, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seq := uint32(1); seq <= perSource; seq++ {
-			if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, uint32(s), seq, 0)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := src.Flush(); err != nil { // every record acked: in the log
-			t.Fatal(err)
-		}
-		src.Close()
+		kittest.Publish(t, System{}, env, pubsub.Options{}, p, s, 1, perSource) // every record acked: in the log
 	}
 	// The stalled receiver has delivered nothing yet (its first record is
 	// still in deliver): the broker holds every record for it.
@@ -49,13 +35,7 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 		t.Fatalf("the broker holds %d of %d for a stalled receiver, want all", held, total)
 	}
 	// Let it take some, then stop it part-way.
-	b.Release()
-	for deadline := time.Now().Add(30 * time.Second); b.Received() < 100 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	if err := b.Halt(); err != nil {
-		t.Fatal(err)
-	}
+	b.HaltAfter(t, 100)
 	left, err := b.Backlog()
 	if err != nil {
 		t.Fatal(err)
@@ -65,19 +45,7 @@ func backlogCounted(t *testing.T, env pubsub.Env) {
 	}
 	// What is published after Halt is held for the halted receiver, none of it delivered.
 	const more = 500
-	src, err := System{}.Connect(context.Background(), env, pubsub.Options{}, p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	for seq := uint32(perSource + 1); seq <= perSource+more; seq++ {
-		if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, 0, seq, 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := src.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	kittest.Publish(t, System{}, env, pubsub.Options{}, p, 0, perSource+1, perSource+more)
 	after, err := b.Backlog()
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package rabbitsys
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -24,19 +23,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	defer b.Close()
 	// The source confirms whatever the receiver's variant: once Flush
 	// returns, every message is in the queue, and the counts below settle.
-	src, err := System{}.Connect(context.Background(), env, confirms, p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	for seq := uint32(1); seq <= total; seq++ {
-		if err := src.Publish(pubsub.EncodeMessage(p.PayloadBytes, 0, seq, 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := src.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	kittest.Publish(t, System{}, env, confirms, p, 0, 1, total)
 	// With consumer acks the broker sends at most prefetch unacknowledged
 	// messages and keeps the rest; with auto-ack it sends everything, and
 	// the client library buffers what the stalled receiver has not taken.
@@ -44,7 +31,10 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	if _, acks := opts["confirms"]; !acks {
 		want = 0
 	}
-	var held int64
+	var (
+		held int64
+		err  error
+	)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if held, err = b.Backlog(); err != nil {
 			t.Fatalf("%v: after %d received: %v", opts, b.Received(), err)
@@ -56,10 +46,7 @@ func backlogCounted(t *testing.T, env pubsub.Env, opts pubsub.Options) {
 	if held != want {
 		t.Fatalf("%v: the broker holds %d of %d for a stalled receiver, want %d", opts, held, total, want)
 	}
-	b.Release()
-	if err := b.Halt(); err != nil {
-		t.Fatal(err)
-	}
+	b.HaltAfter(t, 0)
 	left, err := b.Backlog()
 	if err != nil {
 		t.Fatal(err)
