@@ -150,11 +150,11 @@ def test_builds_yield_the_cpu_while_a_measurement_runs_and_only_then(tmp_path):
     build = subprocess.Popen(["bash", "-c", "sleep 30 & wait"], process_group=0)
     try:
         deadline = time.monotonic() + 5
-        while len(building._members({build.pid}, "/proc")) < 2 and time.monotonic() < deadline:
+        while len(building._members({build.pid})) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)  # the shell and its sleep
         yielding = building.Yielding()
         yielding.add(build.pid)
-        members = building._members({build.pid}, "/proc")
+        members = building._members({build.pid})
         assert len(members) == 2
         assert {os.sched_getscheduler(pid) for pid in members} == {os.SCHED_OTHER}
         yielding.yield_cpu(True)

@@ -30,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from msgbench.workers import procs
+
 # Each target's build time on the project's 2-vCPU VM (results/build-times.json there,
 # 2026-11-28, caches warm), for a machine that has not built anything yet.
 SHIPPED_TIMES = Path(__file__).with_name("build-times.json")
@@ -237,10 +239,9 @@ class Yielding:
     starved. A process a build starts inherits its parent's policy; one forked in the
     instant between a group's listing and its change keeps the other until the next."""
 
-    def __init__(self, proc: str = "/proc"):
+    def __init__(self):
         self.groups: set[int] = set()
         self.idle = False
-        self.proc = proc
         self._lock = threading.Lock()
 
     def add(self, pgid: int) -> None:
@@ -271,25 +272,14 @@ class Yielding:
         if not groups:
             return
         policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
-        for pid in _members(groups, self.proc):
+        for pid in _members(groups):
             with contextlib.suppress(OSError):  # it ended meanwhile
                 os.sched_setscheduler(pid, policy, os.sched_param(0))
 
 
-def _members(groups: set[int], proc: str) -> list[int]:
-    """The pids of the processes in these process groups (/proc/PID/stat's fifth field)."""
-    found = []
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"{proc}/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) in groups:
-            found.append(int(entry.name))
-    return found
+def _members(groups: set[int]) -> list[int]:
+    """The pids of the processes in these process groups (/proc/PID/stat's process group)."""
+    return [pid for pid, fields in procs.process_stats() if int(fields[2]) in groups]
 
 
 def build_all(steps: dict[str, Callable[[], None]], jobs: int, times_file: Path,
