@@ -23,7 +23,8 @@ def test_two_jobs_really_build_side_by_side(tmp_path):
     assert sorted(b.name for b in done) == ["a", "b"] and all(b.error is None for b in done)
 
 
-def test_one_job_builds_one_at_a_time(tmp_path):
+def _counting_step():
+    """A build step of 50 ms that counts the steps running at once; most[0]: the most it saw."""
     running, most = [0], [0]
     lock = threading.Lock()
 
@@ -35,6 +36,11 @@ def test_one_job_builds_one_at_a_time(tmp_path):
         with lock:
             running[0] -= 1
 
+    return step, most
+
+
+def test_one_job_builds_one_at_a_time(tmp_path):
+    step, most = _counting_step()
     building.build_all({"a": step, "b": step, "c": step}, 1, tmp_path / "t.json", say=lambda line: None)
     assert most[0] == 1
 
@@ -63,17 +69,7 @@ def test_jobs_out_of_range_is_one_line(capsys):
 
 
 def test_two_jobs_never_run_more_than_two_builds_at_once(tmp_path):
-    running, most = [0], [0]
-    lock = threading.Lock()
-
-    def step():
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        threading.Event().wait(0.05)
-        with lock:
-            running[0] -= 1
-
+    step, most = _counting_step()
     done = building.build_all({n: step for n in "abcde"}, 2, tmp_path / "t.json", say=lambda line: None)
     assert most[0] == 2 and len(done) == 5
 
