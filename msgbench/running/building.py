@@ -136,19 +136,6 @@ class Builder:
                 left += max(0.0, self.remembered[name] - (now - started if started is not None else 0.0))
         return left / self.jobs
 
-    def wait(self, names, timeout: float | None = None) -> dict[str, Built]:
-        """Block until every named step has ended (names not among the steps count as
-        built); return their results."""
-        names = [n for n in names if n in self.steps]
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._changed:
-            while not all(n in self.done for n in names):
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    break
-                self._changed.wait(left)
-            return {n: self.done[n] for n in names if n in self.done}
-
     def wait_any(self, timeout: float | None = None) -> None:
         """Block until one more step ends (or the timeout passes)."""
         with self._changed:
@@ -165,7 +152,9 @@ class Builder:
 
     def join(self) -> list[Built]:
         """Wait for every step; remember their times; return them in the order they ended."""
-        self.wait(list(self.steps))
+        names = list(self.steps)
+        with self._changed:
+            self._changed.wait_for(lambda: all(n in self.done for n in names))
         if self._thread is not None:
             self._thread.join()
         self._pool.shutdown(wait=True)
