@@ -587,8 +587,9 @@ def _print_plan(plan, store) -> int:
 
 
 def _builds_beside(plan) -> BuildsBeside:
-    """The builds of the plan's targets (and of a server kind's load generator), two at a
-    time at idle priority, not started yet; each scenario waits for its own."""
+    """The builds of the plan's targets (and of a server kind's load generator), as many at
+    a time as the machine has cores, at idle priority while a measurement runs; not started
+    yet. Each scenario waits for its own."""
     chosen = {j.target.label: j.target for j in plan.jobs}
     yielding = building.Yielding()
     steps = _target_steps(chosen.values(), group=yielding)
