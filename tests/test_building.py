@@ -5,12 +5,14 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from msgbench.cli import main
+from msgbench.core.paths import REPO_ROOT
 from msgbench.running import building
 from msgbench.workers import targets
 
@@ -179,3 +181,30 @@ def test_a_machine_that_never_built_starts_in_the_order_of_the_shipped_times(tmp
     longest = max(("go", "nats", "rust", "caf"), key=shipped.get)
     rest = sorted({"go", "nats", "rust", "caf"} - {longest}, key=shipped.get)
     assert builder.waiting == [longest, *rest]
+
+
+def test_an_interrupted_build_raises_the_interrupt_and_leaves_no_process(fake_targets, tmp_path):
+    """Ctrl-C during a build that leads no group of its own (msgbench build): the build is
+    killed and the KeyboardInterrupt is what the harness sees."""
+    pid_file = tmp_path / "build.pid"
+    script = f"""
+import dataclasses, os, pathlib, signal, threading, time
+from msgbench.workers import targets
+
+def interrupt():
+    while not pathlib.Path({str(pid_file)!r}).exists():
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt, daemon=True).start()
+t = dataclasses.replace(targets.target("fake"), build="echo $$ > {pid_file}; exec sleep 30")
+try:
+    targets.build(t, quiet=True)
+except BaseException as exc:
+    print(type(exc).__name__)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20,
+                          env=os.environ | {"PYTHONPATH": str(REPO_ROOT)})
+    assert done.stdout.strip() == "KeyboardInterrupt", done.stderr
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
