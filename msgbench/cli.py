@@ -423,12 +423,19 @@ def _build_times_file() -> Path:
     return paths.builds_dir().parent / "build-times.json"
 
 
+def _target_steps(wanted, group: building.Yielding | None = None) -> dict:
+    """A build step per target: its output kept in results/build-logs/TARGET.log, its
+    compile jobs the machine's cores (one build alone uses them all, two side by side
+    share them); group: the process groups of builds beside a run."""
+    return {t.label: functools.partial(targets.build, t, log=_build_logs() / f"{t.label}.log", jobs=os.cpu_count(),
+                                       group=group)
+            for t in wanted}
+
+
 def build_steps(wanted: list, served: list) -> dict:
-    """A build step per target (its output kept in results/build-logs/TARGET.log, its
-    compile jobs the machine's cores: one build alone uses them all, two side by side
-    share them) and one per server kind's load generator that a served target needs."""
-    steps = {t.label: functools.partial(targets.build, t, log=_build_logs() / f"{t.label}.log", jobs=os.cpu_count())
-             for t in wanted}
+    """A build step per target (_target_steps) and one per server kind's load generator
+    that a served target needs."""
+    steps = _target_steps(wanted)
     for kind in workload_runs.server_kinds():  # a server kind's load generator, for the targets that serve it
         if any(kind.refusal(t) is None for t in served):
             steps[f"{kind.generator_role} load generator"] = kind.build
@@ -580,13 +587,12 @@ def _print_plan(plan, store) -> int:
 
 
 def _builds_beside(plan) -> BuildsBeside:
-    """The builds of the plan's targets (and of a server kind's load generator), two at a
-    time at idle priority, not started yet; each scenario waits for its own."""
+    """The builds of the plan's targets (and of a server kind's load generator), as many at
+    a time as the machine has cores, at idle priority while a measurement runs; not started
+    yet. Each scenario waits for its own."""
     chosen = {j.target.label: j.target for j in plan.jobs}
     yielding = building.Yielding()
-    steps = {label: functools.partial(targets.build, t, log=_build_logs() / f"{label}.log", jobs=os.cpu_count(),
-                                      group=yielding)
-             for label, t in chosen.items()}
+    steps = _target_steps(chosen.values(), group=yielding)
     kinds = {workload_runs.server_kind(j.scenario.workload, j.params) for j in plan.jobs} - {None}
     for kind in kinds:
         steps[f"{kind.generator_role} load generator"] = kind.build

@@ -27,14 +27,12 @@ if [ "${1:-}" = "--summary" ]; then
         if (start[i] == end_[i]) { text = name[i] " at " human(start[i] - first) }
         else {
           text = name[i] " " human(end_[i] - start[i])
-          overlaps = 0
+          # When it ran, if another phase crosses it or holds it (one it holds says so itself).
+          shown = 0
           for (j = 1; j <= NR; j++)
             if (j != i && start[j] != end_[j] && start[j] < end_[i] && start[i] < end_[j] &&
-                !(start[j] <= start[i] && end_[i] <= end_[j]) && !(start[i] <= start[j] && end_[j] <= end_[i])) overlaps = 1
-          inner = 0
-          for (j = 1; j <= NR; j++)
-            if (j != i && start[j] != end_[j] && start[j] <= start[i] && end_[i] <= end_[j]) inner = 1
-          if (overlaps || inner) text = text " (from " human(start[i] - first) " to " human(end_[i] - first) ")"
+                ((start[j] <= start[i] && end_[i] <= end_[j]) || !(start[i] <= start[j] && end_[j] <= end_[i]))) shown = 1
+          if (shown) text = text " (from " human(start[i] - first) " to " human(end_[i] - first) ")"
         }
         parts = parts (i > 1 ? ", " : "") text
       }

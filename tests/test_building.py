@@ -5,12 +5,14 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from msgbench.cli import main
+from msgbench.core.paths import REPO_ROOT
 from msgbench.running import building
 from msgbench.workers import targets
 
@@ -23,7 +25,8 @@ def test_two_jobs_really_build_side_by_side(tmp_path):
     assert sorted(b.name for b in done) == ["a", "b"] and all(b.error is None for b in done)
 
 
-def test_one_job_builds_one_at_a_time(tmp_path):
+def _counting_step():
+    """A build step of 50 ms that counts the steps running at once; most[0]: the most it saw."""
     running, most = [0], [0]
     lock = threading.Lock()
 
@@ -35,6 +38,11 @@ def test_one_job_builds_one_at_a_time(tmp_path):
         with lock:
             running[0] -= 1
 
+    return step, most
+
+
+def test_one_job_builds_one_at_a_time(tmp_path):
+    step, most = _counting_step()
     building.build_all({"a": step, "b": step, "c": step}, 1, tmp_path / "t.json", say=lambda line: None)
     assert most[0] == 1
 
@@ -63,17 +71,7 @@ def test_jobs_out_of_range_is_one_line(capsys):
 
 
 def test_two_jobs_never_run_more_than_two_builds_at_once(tmp_path):
-    running, most = [0], [0]
-    lock = threading.Lock()
-
-    def step():
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        threading.Event().wait(0.05)
-        with lock:
-            running[0] -= 1
-
+    step, most = _counting_step()
     done = building.build_all({n: step for n in "abcde"}, 2, tmp_path / "t.json", say=lambda line: None)
     assert most[0] == 2 and len(done) == 5
 
@@ -150,11 +148,11 @@ def test_builds_yield_the_cpu_while_a_measurement_runs_and_only_then(tmp_path):
     build = subprocess.Popen(["bash", "-c", "sleep 30 & wait"], process_group=0)
     try:
         deadline = time.monotonic() + 5
-        while len(building._members({build.pid}, "/proc")) < 2 and time.monotonic() < deadline:
+        while len(building._members({build.pid})) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)  # the shell and its sleep
         yielding = building.Yielding()
         yielding.add(build.pid)
-        members = building._members({build.pid}, "/proc")
+        members = building._members({build.pid})
         assert len(members) == 2
         assert {os.sched_getscheduler(pid) for pid in members} == {os.SCHED_OTHER}
         yielding.yield_cpu(True)
@@ -183,3 +181,30 @@ def test_a_machine_that_never_built_starts_in_the_order_of_the_shipped_times(tmp
     longest = max(("go", "nats", "rust", "caf"), key=shipped.get)
     rest = sorted({"go", "nats", "rust", "caf"} - {longest}, key=shipped.get)
     assert builder.waiting == [longest, *rest]
+
+
+def test_an_interrupted_build_raises_the_interrupt_and_leaves_no_process(fake_targets, tmp_path):
+    """Ctrl-C during a build that leads no group of its own (msgbench build): the build is
+    killed and the KeyboardInterrupt is what the harness sees."""
+    pid_file = tmp_path / "build.pid"
+    script = f"""
+import dataclasses, os, pathlib, signal, threading, time
+from msgbench.workers import targets
+
+def interrupt():
+    while not pathlib.Path({str(pid_file)!r}).exists():
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt, daemon=True).start()
+t = dataclasses.replace(targets.target("fake"), build="echo $$ > {pid_file}; exec sleep 30")
+try:
+    targets.build(t, quiet=True)
+except BaseException as exc:
+    print(type(exc).__name__)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20,
+                          env=os.environ | {"PYTHONPATH": str(REPO_ROOT)})
+    assert done.stdout.strip() == "KeyboardInterrupt", done.stderr
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)

@@ -27,6 +27,12 @@ pytestmark = pytest.mark.xdist_group("netns")
 QUICK = ["--confirm", "1", "--no-build", "--no-probe"]
 
 
+def capacity_on_hosts(bed, monkeypatch, store_path: Path, *args: str) -> int:  # noqa: F811 (bed: the fixture's value)
+    """msgbench capacity ARGS across the testbed's hosts, a QUICK search, into store_path."""
+    monkeypatch.setenv("MSGBENCH_STORE", str(store_path))
+    return run_cli("capacity", *args, *QUICK, "--hosts", str(bed.inventory))
+
+
 def the_run(store_path: Path) -> dict:
     store = Store(store_path)
     return results.run_document(store, [store.resolve("latest")])["runs"][0]
@@ -51,10 +57,9 @@ def test_pubsub_capacity_with_the_receivers_on_another_host(bed, tmp_path, monke
     (brokerless: the receivers listen on h2's address, not its loopback)."""
     nats_ready()
     ready_target("tcp")
-    monkeypatch.setenv("MSGBENCH_STORE", str(tmp_path / "store.sqlite"))
-    code = run_cli("capacity", "pubsub", "--target", "nats,tcp", "--slo", "p99=2s", "-p", "payload_bytes=64",
-                   "-p", "duration_s=0.5", "--start", "200", "--max-steps", "3", *QUICK,
-                   "--hosts", str(bed.inventory), "--place", "receivers=h2")
+    code = capacity_on_hosts(bed, monkeypatch, tmp_path / "store.sqlite", "pubsub", "--target", "nats,tcp",
+                             "--slo", "p99=2s", "-p", "payload_bytes=64", "-p", "duration_s=0.5", "--start", "200",
+                             "--max-steps", "3", "--place", "receivers=h2")
     out = capsys.readouterr().out
     assert code == 0, out
     run = the_run(tmp_path / "store.sqlite")
@@ -92,12 +97,11 @@ def test_a_capacity_whose_latency_would_cross_two_clocks_is_refused_in_one_line(
                                                                                capsys):
     """h2 made to report another kernel (boot id): its CLOCK_MONOTONIC is not the sources' one."""
     nats_ready()
-    monkeypatch.setenv("MSGBENCH_STORE", str(tmp_path / "store.sqlite"))
     real = hosts.facts
     monkeypatch.setattr(hosts, "facts", lambda ssh, host: real(ssh, host) | (
         {"boot_id": "another-kernel"} if host.alias == "h2" else {}))
-    code = run_cli("capacity", "pubsub", "--target", "nats", "--slo", "p99=2s", "-p", "duration_s=0.5",
-                   "--max-steps", "3", *QUICK, "--hosts", str(bed.inventory), "--place", "receivers=h2")
+    code = capacity_on_hosts(bed, monkeypatch, tmp_path / "store.sqlite", "pubsub", "--target", "nats",
+                             "--slo", "p99=2s", "-p", "duration_s=0.5", "--max-steps", "3", "--place", "receivers=h2")
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert "two kernels" in err[-1] and "place sources and receivers on one host" in err[-1], err
@@ -110,10 +114,10 @@ def test_a_capacity_whose_latency_would_cross_two_clocks_is_refused_in_one_line(
 def test_chat_capacity_with_the_server_and_its_load_generator_on_two_hosts(bed, tmp_path, monkeypatch,  # noqa: F811
                                                                            capsys):
     chat_ready()
-    monkeypatch.setenv("MSGBENCH_STORE", str(tmp_path / "store.sqlite"))
-    code = run_cli("capacity", "chat", "--target", "go", "--slo", "p99=2s", "-p", "duration_s=1",
-                   "-p", "clients_per_group=3", "-p", "think_ms=100", "-p", "drain_timeout_s=10", "--start", "6",
-                   "--max-steps", "2", *QUICK, "--hosts", str(bed.inventory), "--place", "server=h1,clients=h2")
+    code = capacity_on_hosts(bed, monkeypatch, tmp_path / "store.sqlite", "chat", "--target", "go", "--slo", "p99=2s",
+                             "-p", "duration_s=1", "-p", "clients_per_group=3", "-p", "think_ms=100",
+                             "-p", "drain_timeout_s=10", "--start", "6", "--max-steps", "2",
+                             "--place", "server=h1,clients=h2")
     out = capsys.readouterr().out
     assert code == 0, out
     run = the_run(tmp_path / "store.sqlite")

@@ -280,7 +280,7 @@ def failed_rules(wl: Workload, params: dict, verify: dict, histograms: dict | No
     scalars = _scalars(params)
     failures = []
     for rule in wl.verify_rules:
-        if rule.get("when") and not expr.evaluate(rule["when"], scalars):
+        if not _applies(rule, scalars):
             continue
         text = rule["rule"]
         missing = sorted(expr.names_in(text) - set(env))
@@ -306,10 +306,7 @@ def missing_metrics(wl: Workload, metrics: dict, params: dict | None = None) -> 
     env = _scalars(params or {})
     missing = []
     for name, definition in wl.metrics.items():
-        if name in metrics or is_optional(definition, env):
-            continue
-        when = definition.get("when")
-        if when and not expr.evaluate(when, env):
+        if name in metrics or is_optional(definition, env) or not _applies(definition, env):
             continue
         missing.append(name)
     return missing
@@ -320,6 +317,13 @@ def missing_metrics(wl: Workload, metrics: dict, params: dict | None = None) -> 
 
 class DeriveError(ValueError):
     """A result whose raw facts do not fit the workload's spec, or a formula that fails on them."""
+
+
+def _applies(definition: dict, env: dict) -> bool:
+    """Whether a metric or a verify rule applies: its "when", a rule on the parameters
+    (server == 'ws', rate > 0), holds, or it has none."""
+    when = definition.get("when")
+    return not when or bool(expr.evaluate(when, env))
 
 
 def is_optional(definition: dict, params: dict) -> bool:
@@ -369,10 +373,8 @@ def derive_metrics(wl: Workload, params: dict, measured: dict, verify: dict, his
     env |= {name: expr.Histogram(histogram.counts(pairs, name)) for name, pairs in histograms.items()}
     pending = {}
     for name, definition in wl.metrics.items():
-        when = definition.get("when")
-        if when and not expr.evaluate(when, env):
-            continue
-        pending[name] = definition["formula"]
+        if _applies(definition, env):
+            pending[name] = definition["formula"]
     metrics: dict = {}
     while pending:
         ready = {name: formula for name, formula in pending.items()
@@ -421,9 +423,8 @@ def merged_metrics(wl: Workload, params: dict, runs: list[tuple[dict, dict]]) ->
         facts = names - hists - set(params)
         if not (hists or facts) or any(wl.measured.get(f, {}).get("merge") not in MERGES for f in facts):
             continue
-        when = definition.get("when")
         try:
-            if when and not expr.evaluate(when, scalars):
+            if not _applies(definition, scalars):
                 continue
         except expr.ExpressionError:
             continue  # its rule reads more than the parameters: not a metric of the point alone

@@ -44,7 +44,7 @@ class BuildsBeside:
         """The first pending scenario (in the plan's order) whose builds have all ended;
         waits for one. When the rest of the builds should end soon, waits for them all."""
         while True:
-            if not self.builder.all_done() and self.expected_left_s() <= QUIET_WAIT_S:
+            if not self.builder.all_done() and self.builder.expected_left_s() <= QUIET_WAIT_S:
                 self.builder.wait_any(timeout=QUIET_WAIT_S)
                 continue
             for name, jobs in pending.items():
@@ -68,9 +68,6 @@ class BuildsBeside:
         """A measurement begins (True) or has ended (False): the builds yield the CPU
         meanwhile (idle priority), and are normal processes between measurements."""
         self.yielding.yield_cpu(now)
-
-    def expected_left_s(self) -> float:
-        return self.builder.expected_left_s()
 
     def quiet_check(self) -> dict:
         """Once every build has ended, once: what on_quiet measured, for the run's

@@ -30,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from msgbench.workers import procs
+
 # Each target's build time on the project's 2-vCPU VM (results/build-times.json there,
 # 2026-11-28, caches warm), for a machine that has not built anything yet.
 SHIPPED_TIMES = Path(__file__).with_name("build-times.json")
@@ -134,19 +136,6 @@ class Builder:
                 left += max(0.0, self.remembered[name] - (now - started if started is not None else 0.0))
         return left / self.jobs
 
-    def wait(self, names, timeout: float | None = None) -> dict[str, Built]:
-        """Block until every named step has ended (names not among the steps count as
-        built); return their results."""
-        names = [n for n in names if n in self.steps]
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._changed:
-            while not all(n in self.done for n in names):
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    break
-                self._changed.wait(left)
-            return {n: self.done[n] for n in names if n in self.done}
-
     def wait_any(self, timeout: float | None = None) -> None:
         """Block until one more step ends (or the timeout passes)."""
         with self._changed:
@@ -163,7 +152,9 @@ class Builder:
 
     def join(self) -> list[Built]:
         """Wait for every step; remember their times; return them in the order they ended."""
-        self.wait(list(self.steps))
+        names = list(self.steps)
+        with self._changed:
+            self._changed.wait_for(lambda: all(n in self.done for n in names))
         if self._thread is not None:
             self._thread.join()
         self._pool.shutdown(wait=True)
@@ -237,10 +228,9 @@ class Yielding:
     starved. A process a build starts inherits its parent's policy; one forked in the
     instant between a group's listing and its change keeps the other until the next."""
 
-    def __init__(self, proc: str = "/proc"):
+    def __init__(self):
         self.groups: set[int] = set()
         self.idle = False
-        self.proc = proc
         self._lock = threading.Lock()
 
     def add(self, pgid: int) -> None:
@@ -271,25 +261,14 @@ class Yielding:
         if not groups:
             return
         policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
-        for pid in _members(groups, self.proc):
+        for pid in _members(groups):
             with contextlib.suppress(OSError):  # it ended meanwhile
                 os.sched_setscheduler(pid, policy, os.sched_param(0))
 
 
-def _members(groups: set[int], proc: str) -> list[int]:
-    """The pids of the processes in these process groups (/proc/PID/stat's fifth field)."""
-    found = []
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"{proc}/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) in groups:
-            found.append(int(entry.name))
-    return found
+def _members(groups: set[int]) -> list[int]:
+    """The pids of the processes in these process groups (/proc/PID/stat's process group)."""
+    return [pid for pid, fields in procs.process_stats() if int(fields[2]) in groups]
 
 
 def build_all(steps: dict[str, Callable[[], None]], jobs: int, times_file: Path,

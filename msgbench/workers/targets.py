@@ -4,7 +4,6 @@ import contextlib
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from pathlib import Path
 from msgbench.core import spec
 from msgbench.core.paths import targets_dir
 from msgbench.workers import catalogue, sysinfo
+from msgbench.workers.groups import stop_group
 
 
 class TargetError(RuntimeError):
@@ -349,8 +349,11 @@ def build(t: Target, quiet: bool = True, log: Path | None = None, jobs: int | No
         try:
             output, _ = proc.communicate()
         finally:
-            if proc.poll() is None:  # interrupted: the build's whole group goes with it
-                os.killpg(proc.pid, signal.SIGTERM)
+            if proc.poll() is None:  # interrupted: the build goes, with its whole group if it leads one
+                if group:
+                    stop_group(proc)
+                else:
+                    proc.kill()
                 proc.wait()
             if group:
                 group.remove(proc.pid)

@@ -1065,7 +1065,6 @@ def kafka_run(bootstrap: str, topic: str, p: Params, records: int, acks: str, lo
                         max(t.peak_rss for t in tools))
 
 
-
 # The Kafka tools' folder (their log4j settings): /tmp/<prefix><worker pid>-XXXX. A worker
 # killed at its time limit (SIGKILL) cannot remove it, so the next one removes every such
 # folder whose worker is gone, as the harness does with its own (msgbench/core/tempdirs.py).
@@ -1081,6 +1080,7 @@ def sweep_stale_kafka_dirs() -> list[str]:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
     return removed
+
 
 def run_kafka_perf(p: Params, acks: str) -> dict:
     if not list(KAFKA_LIB.glob("kafka-tools-*.jar")):

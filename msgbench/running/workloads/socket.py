@@ -45,7 +45,7 @@ class EchoRate(OpenLoopRate):
         for name in ("rate", "total_bytes"):
             if name in base:
                 raise AxisError(f"-p {name}={base[name]}: the capacity search sets socket's {name} itself "
-                                "(rate from --start, total_bytes for a step of about 3 s)")
+                                f"(rate from --start, total_bytes for a step of about {STEP_S:g} s)")
         if base.get("mode", "echo") != "echo":
             raise AxisError(f"-p mode={base['mode']}: socket's capacity is echo's request rate; flow has no "
                             "open loop (it sends as fast as it can)")
