@@ -1,4 +1,5 @@
 import os
+import signal
 import uuid
 from pathlib import Path
 
@@ -17,6 +18,18 @@ def pytest_configure(config) -> None:
     tests under this inifile) still runs."""
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
+    _take_ctrl_c()
+
+
+def _take_ctrl_c() -> None:
+    """The tests that press Ctrl-C (SIGINT) on a harness or a build they start need it
+    heard. A shell runs a command it puts in the background (`make test &`, a CI runner's
+    job) with SIGINT ignored, every process below inherits that, and Python then installs
+    no KeyboardInterrupt: those tests would wait out their timeouts. Taking SIGINT here
+    makes the tests' children start with its default action again (an exec resets a
+    handled signal, and keeps an ignored one)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
