@@ -21,6 +21,19 @@ from msgbench.workers import chat_server, sysinfo, targets
 from tests.conftest import processes_matching, ready_target
 from tests.test_runner import only_run, run_cli
 
+
+def control_dirs_of(harness_pid: int) -> list[Path]:
+    """The ssh control directories a harness made (named after its pid)."""
+    return list(Path(tempfile.gettempdir()).glob(f"{hosts.TEMP_PREFIX}{harness_pid}-*"))
+
+
+def assert_swept_by_the_next_run(harness_pid: int) -> None:
+    """A dead harness's control directories are gone after a run's clean-up: this one's,
+    or that of a run another test started meanwhile (make test runs tests side by side)."""
+    hosts.remove_leftover_control_dirs()
+    assert control_dirs_of(harness_pid) == []
+
+
 # Under pytest -n, on one worker: the testbed (three hosts in network namespaces, each with
 # its sshd) is the module's fixture, set up once rather than once per worker, and these
 # tests run one after another with the others that make namespaces (tests/test_placement.py,
@@ -353,9 +366,10 @@ def test_killing_a_remote_receiver_or_the_harness_leaves_nothing_on_any_host(bed
         harness, _ = start_and_wait_for_receivers(log)
         harness.send_signal(signal.SIGKILL)
         harness.wait()
+        left = control_dirs_of(harness.pid)
+    assert left, "a harness killed with SIGKILL cleans nothing up: its control directory stays"
     assert settled(bed) == {}
-    left = f"{tempfile.gettempdir()}/{hosts.TEMP_PREFIX}{harness.pid}-"
-    assert any(p.startswith(left) for p in hosts.remove_leftover_control_dirs())  # the next run's clean-up
+    assert_swept_by_the_next_run(harness.pid)
     # Here too: the ssh masters and clients went with the harness.
     deadline = time.monotonic() + 15
     while processes_matching("ssh -F"):
@@ -436,10 +450,11 @@ def test_killing_the_chat_server_or_the_harness_leaves_nothing_on_any_host(bed, 
         harness, _ = start_and_wait_for(log, "h3", f"{bed.dir}/h3/kits/chatload/bin/msgbench-chatload")
         harness.send_signal(signal.SIGKILL)
         harness.wait()
+        left = control_dirs_of(harness.pid)
+    assert left, "a harness killed with SIGKILL cleans nothing up: its control directory stays"
     assert settled(bed) == {}
     deadline = time.monotonic() + 15
     while processes_matching("msgbench-chatload") or processes_matching("ssh -F"):
         assert time.monotonic() < deadline, processes_matching("msgbench-chatload") + processes_matching("ssh -F")
         time.sleep(0.2)
-    left = f"{tempfile.gettempdir()}/{hosts.TEMP_PREFIX}{harness.pid}-"
-    assert any(p.startswith(left) for p in hosts.remove_leftover_control_dirs())  # the next run's clean-up
+    assert_swept_by_the_next_run(harness.pid)
