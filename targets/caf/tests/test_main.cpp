@@ -191,24 +191,25 @@ int64_t counted(const msgbench::client_outcome& out) {
   return n;
 }
 
-// A server that takes 2 ms per echo against 1,000 offered a second falls 1 ms
-// further behind with each message: the last echo's latency from its due time
-// is the whole backlog (at least ~100 ms after 100 messages), where a
-// send-to-echo time would stay near 2 ms. A prompt server keeps it small.
+// A server that takes 20 ms per echo against 1,000 offered a second falls 19 ms
+// further behind with each message: echo i returns about 19 * i ms after its
+// due time, the last at least ~380 ms after 20 messages, where a send-to-echo
+// time would stay near 20 ms. A prompt server keeps it far below that; the
+// bound between them is wide, so a loaded machine's hiccups do not cross it.
 void test_open_loop_charges_a_slow_server() {
-  const auto slow = open_loop(100, 1000, 2000000);
+  const auto slow = open_loop(20, 1000, 20000000);
   check(slow.error.empty(), "slow server: no error (" + slow.error + ")");
-  check(slow.received == 100 && slow.sent == 100, "slow server: 100 echoes");
-  check(counted(slow) == 100, "slow server: every echo timed once");
-  check(slow.latency_max_ns >= 95000000,
+  check(slow.received == 20 && slow.sent == 20, "slow server: 20 echoes");
+  check(counted(slow) == 20, "slow server: every echo timed once");
+  check(slow.latency_max_ns >= 380000000,
         "slow server: latency max " + std::to_string(slow.latency_max_ns)
-            + " ns >= 95 ms");
+            + " ns >= 380 ms");
   const auto prompt = open_loop(100, 1000, 0);
   check(prompt.error.empty() && counted(prompt) == 100,
         "prompt server: every echo timed (" + prompt.error + ")");
-  check(prompt.latency_max_ns < 50000000,
+  check(prompt.latency_max_ns < 200000000,
         "prompt server: latency max " + std::to_string(prompt.latency_max_ns)
-            + " ns < 50 ms");
+            + " ns < 200 ms");
   check(prompt.end_ns - prompt.start_ns >= 99000000,
         "prompt server: 100 messages at 1,000/s take >= 99 ms (paced)");
 }

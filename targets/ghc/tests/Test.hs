@@ -61,24 +61,25 @@ openLoop n rate delayUs hangUpAfter = do
     void' :: IO (Either SomeException ()) -> IO ()
     void' a = a >> pure ()
 
--- | A server taking 2 ms per echo against 1,000 offered a second falls 1 ms
--- further behind each message: the last echo's latency from its due time is
--- the whole backlog (at least ~100 ms after 100 messages), where a
--- send-to-echo time would stay near 2 ms. A prompt one keeps it small.
+-- | A server taking 20 ms per echo against 1,000 offered a second falls 19 ms
+-- further behind each message: echo i returns about 19 * i ms after its due
+-- time, the last at least ~380 ms after 20 messages, where a send-to-echo time
+-- would stay near 20 ms. A prompt one keeps it far below that; the bound
+-- between them is wide, so a loaded machine's hiccups do not cross it.
 testOpenLoop :: (String -> Bool -> IO ()) -> IO ()
 testOpenLoop ok = do
-  slow <- openLoop 100 1000 2000 0
+  slow <- openLoop 20 1000 20000 0
   case slow of
     Left e -> ok ("open loop, slow server: " ++ show e) False
     Right c -> do
-      ok "open loop, slow server: 100 echoes, each timed once" (cRecv c == 100 && sum (IM.elems (cLatency c)) == 100)
-      ok ("open loop, slow server: latency max " ++ show (cLatencyMax c) ++ " ns >= 95 ms") (cLatencyMax c >= 95000000)
+      ok "open loop, slow server: 20 echoes, each timed once" (cRecv c == 20 && sum (IM.elems (cLatency c)) == 20)
+      ok ("open loop, slow server: latency max " ++ show (cLatencyMax c) ++ " ns >= 380 ms") (cLatencyMax c >= 380000000)
   prompt <- openLoop 100 1000 0 0
   case prompt of
     Left e -> ok ("open loop, prompt server: " ++ show e) False
     Right c -> do
       ok "open loop, prompt server: 100 echoes, each timed once" (cRecv c == 100 && sum (IM.elems (cLatency c)) == 100)
-      ok ("open loop, prompt server: latency max " ++ show (cLatencyMax c) ++ " ns < 50 ms") (cLatencyMax c < 50000000)
+      ok ("open loop, prompt server: latency max " ++ show (cLatencyMax c) ++ " ns < 200 ms") (cLatencyMax c < 200000000)
       ok ("open loop, prompt server: paced, 100 at 1,000/s in >= 99 ms: " ++ show (cElapsed c)) (cElapsed c >= 99000000)
   t0 <- nowNs
   hungUp <- openLoop 1000 2000 0 3
