@@ -398,7 +398,7 @@ def cmd_build(args) -> int:
         raise UsageError(f"--jobs {args.jobs} is out of range: it must be >= 1")
     wanted = []
     for t in chosen:
-        missing = t.missing_requirements()
+        missing = t.missing_requirements(services=False)
         if missing and not args.target:
             print(f"skip {t.name}: needs {', '.join(missing)} ({t.install_command()})", file=sys.stderr)
             continue

@@ -145,10 +145,15 @@ class Target:
         """The brokers a variant needs: its own (a reference tool's), else the target's."""
         return variant.services or self.services
 
-    def missing_requirements(self) -> list[str]:
-        """Tools and service binaries this target needs that are not installed."""
+    def missing_requirements(self, services: bool = True) -> list[str]:
+        """Tools and service binaries this target needs that are not installed.
+        services=False: what building it needs, its tools only; the brokers it runs
+        against are needed to run it, and one may be another target's build (reference's
+        Kafka tools use the broker the kafka target's build fetches)."""
         path = self.build_env().get("PATH")
         missing = [tool for tool in self.requires if not _found(tool, path)]
+        if not services:
+            return missing
         needed = dict.fromkeys(s for v in self.variants.values() for s in self.services_for(v))
         for name in needed:
             service = catalogue.spec(name)
@@ -259,12 +264,13 @@ def target(name: str) -> Target:
     return known[name]
 
 
-def require_installed(t: Target) -> None:
+def require_installed(t: Target, to_build: bool = False) -> None:
+    """Raise, saying what to install, when t cannot run here (to_build: cannot be built)."""
     if t.build_of and t.build_of.path and not Path(t.build_of.path).is_dir():
         raise TargetError(f"build {t.label}: its folder {t.build_of.path} does not exist")
     if t.build_of and t.build_of.path:
         _require_runtime_in_folder(t)
-    missing = t.missing_requirements()
+    missing = t.missing_requirements(services=not to_build)
     if missing:
         hint = t.install_command()
         how = f"; install it with: {hint}" if hint else ""
@@ -326,7 +332,7 @@ def build(t: Target, quiet: bool = True, log: Path | None = None, jobs: int | No
     build runs in a process group of its own, given to group.add(pgid) as it starts and
     group.remove(pgid) as it ends (a run makes it yield the CPU while it measures:
     running/building.Yielding)."""
-    require_installed(t)
+    require_installed(t, to_build=True)
     if not t.build:
         return
     env = t.build_env()
