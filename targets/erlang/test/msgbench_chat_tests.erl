@@ -18,6 +18,18 @@ run(Config) ->
     Pid = spawn(fun() -> Self ! {self(), msgbench_chat:run(Config)} end),
     receive {Pid, Result} -> Result end.
 
+%% A stress run that sent something. A client that first runs after T sends
+%% nothing, as it must; on a machine busy enough to hold the VM off the CPU for
+%% the whole 100 ms (make test runs beside compiles) every client does, and the
+%% run says nothing of the rules, so it runs again, at most three times.
+run_sending(Config) -> run_sending(Config, 3).
+
+run_sending(Config, Tries) ->
+    case run(Config) of
+        {ok, #{sent := 0}} when Tries > 1 -> run_sending(Config, Tries - 1);
+        Result -> Result
+    end.
+
 %% The spec's verify rules, and the history bound.
 check(#{groups := G, clients_per_group := CPG, history := History}, Run) ->
     #{sent := Sent, received := Received, cross_group := Cross, self_deliveries := Self,
@@ -37,7 +49,7 @@ check(#{groups := G, clients_per_group := CPG, history := History}, Run) ->
 
 stress_test() ->
     Config = config(#{}),
-    {ok, Run} = run(Config),
+    {ok, Run} = run_sending(Config),
     Run = check(Config, Run),
     #{send_window := Window, latency := Latency, latency_max := Max,
       processes := Processes, max_held := MaxHeld} = Run,
@@ -52,17 +64,17 @@ stress_test() ->
 
 stress_with_listener_delay_test() ->
     Config = config(#{listener_delay => ms(1), groups => 3, clients_per_group => 2}),
-    {ok, Run} = run(Config),
+    {ok, Run} = run_sending(Config),
     check(Config, Run).
 
 binary_message_test() ->
     Config = config(#{message => binary, history => 3}),
-    {ok, Run} = run(Config),
+    {ok, Run} = run_sending(Config),
     ?assertMatch(#{max_held := 3}, check(Config, Run)).
 
 no_history_test() ->
     Config = config(#{history => 0}),
-    {ok, Run} = run(Config),
+    {ok, Run} = run_sending(Config),
     ?assertMatch(#{max_held := 0}, check(Config, Run)).
 
 %% Think 50 ms over 200 ms: the first send at a phase in [0, 50), then one
@@ -80,7 +92,7 @@ realistic_test() ->
 
 two_users_talk_only_to_each_other_test() ->
     Config = config(#{groups => 5, clients_per_group => 2}),
-    {ok, Run} = run(Config),
+    {ok, Run} = run_sending(Config),
     check(Config, Run).
 
 memory_guard_test() ->
