@@ -42,13 +42,17 @@ def test_calibration_reaches_its_time_target_on_a_target_of_known_speed(fake_tar
     warmup, *timed = ms
     assert warmup["warmup"] and "calibrated" not in warmup["worker"]  # it calibrates: it runs as asked
     assert len(timed) == 2
+    # 10 laps of 1 ms: x32 on a quiet machine; a busy one oversleeps each lap, and the
+    # warm-up's own time decides (x16 beside make test's other work, x8 on a busier one).
+    by = calibrate.factor(warmup["worker"]["measured"][spec.workload("ring").timed], 0.2)
+    assert by in (8, 16, 32)
     for m in timed:
         assert m["params"]["m"] == 10  # the point as asked: compare and history match it
-        assert m["worker"]["calibrated"] == {"m": 320}
+        assert m["worker"]["calibrated"] == {"m": 10 * by}
         assert 0.2e9 <= m["worker"]["measured"]["pass_wall_ns"] < 0.2e9 * 2.5
-        assert m["verify"]["laps"] == 320 and m["status"] == "ok"  # verified against what ran
+        assert m["verify"]["laps"] == 10 * by and m["status"] == "ok"  # verified against what ran
     out = capsys.readouterr().out
-    assert "each timed section calibrated to at least 0.2 s; 1 of 1 points given more work (x32" in out
+    assert f"each timed section calibrated to at least 0.2 s; 1 of 1 points given more work (x{by}" in out
 
 
 def test_no_calibration_runs_the_work_as_asked(fake_targets, capsys):
