@@ -57,13 +57,19 @@ install-test:
 build: install
 	$(PY) -m msgbench build
 
+# Each folder's line comes after its output, with its time ("== lint kits/caf: 41 s"),
+# so that a CI log shows which folder the phase's time went to.
+IN_EACH_FOLDER = for d in $(KIT_DIRS) $(TARGET_DIRS); do start=$$(date +%s); \
+	  $(MAKE) -s -C $$d $(1) || { echo "== $(1) $$d: failed after $$(( $$(date +%s) - start )) s"; exit 1; }; \
+	  echo "== $(1) $$d: $$(( $$(date +%s) - start )) s"; done
+
 lint:
 	$(PY) -m ruff check msgbench tests scripts
 	$(dir $(PY))lint-imports
-	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== lint $$d"; $(MAKE) -s -C $$d lint || exit 1; done
+	@$(call IN_EACH_FOLDER,lint)
 
 test-targets:
-	@for d in $(KIT_DIRS) $(TARGET_DIRS); do echo "== test $$d"; $(MAKE) -s -C $$d test || exit 1; done
+	@$(call IN_EACH_FOLDER,test)
 
 # The tests marked alone (they time real work or hold the machine) run after the others,
 # one at a time, with no other test beside them; both passes run, either failing fails.
