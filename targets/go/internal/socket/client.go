@@ -249,24 +249,24 @@ func (c *client) echo(p Params, messages int64, frames *Frames) error {
 		}
 		c.sent++
 		c.sentBytes += p.Size
-		if err := c.readEcho(p, i, header[:], payload); err != nil {
+		if err := c.readEcho(i, header[:], payload); err != nil {
 			return err
 		}
-		c.checkEcho(p, payload, frame[headerBytes:])
+		c.checkEcho(payload, frame[headerBytes:], p.CheckContent)
 	}
 	c.elapsed = time.Since(start)
 	return nil
 }
 
 // readEcho reads the echo of message i whole: its header, which must frame
-// the size sent, then its payload.
-func (c *client) readEcho(p Params, i int64, header, payload []byte) error {
+// the size sent (the payload buffer's length), then its payload.
+func (c *client) readEcho(i int64, header, payload []byte) error {
 	if _, err := io.ReadFull(c.reader, header); err != nil {
 		return fmt.Errorf("reading the echo's header: %w", err)
 	}
-	if n := binary.BigEndian.Uint32(header); int64(n) != p.Size {
+	if n := binary.BigEndian.Uint32(header); int(n) != len(payload) {
 		return protocol.Errorf(protocol.Internal, "socket %d: the echo of message %d is framed as %d bytes, not %d",
-			c.k, i+1, n, p.Size)
+			c.k, i+1, n, len(payload))
 	}
 	if _, err := io.ReadFull(c.reader, payload); err != nil {
 		return fmt.Errorf("reading the echo's payload: %w", err)
@@ -275,12 +275,12 @@ func (c *client) readEcho(p Params, i int64, header, payload []byte) error {
 }
 
 // checkEcho counts an echo read whole and compares it with what was sent:
-// every byte with check_content, else its first and last.
-func (c *client) checkEcho(p Params, payload, sent []byte) {
+// every byte with checkContent, else its first and last.
+func (c *client) checkEcho(payload, sent []byte, checkContent bool) {
 	c.received++
-	c.receivedBytes += p.Size
+	c.receivedBytes += int64(len(payload))
 	last := len(sent) - 1
-	if p.CheckContent {
+	if checkContent {
 		if !bytes.Equal(payload, sent) {
 			c.mismatches++
 		}

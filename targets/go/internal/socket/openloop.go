@@ -81,12 +81,12 @@ func (c *client) readEchoes(p Params, messages int64, frames *Frames, plan sched
 				return err
 			}
 		}
-		if err := c.readEcho(p, i, header[:], payload); err != nil {
+		if err := c.readEcho(i, header[:], payload); err != nil {
 			return err
 		}
 		c.lastEcho = time.Now()
 		c.latency.Record(c.lastEcho.Sub(plan.at(i)).Nanoseconds())
-		c.checkEcho(p, payload, frames.Frame(i)[headerBytes:])
+		c.checkEcho(payload, frames.Frame(i)[headerBytes:], p.CheckContent)
 	}
 	return nil
 }
