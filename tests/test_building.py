@@ -183,20 +183,40 @@ def test_a_machine_that_never_built_starts_in_the_order_of_the_shipped_times(tmp
     assert builder.waiting == [longest, *rest]
 
 
-def test_an_interrupted_build_raises_the_interrupt_and_leaves_no_process(fake_targets, tmp_path):
-    """Ctrl-C during a build that leads no group of its own (msgbench build): the build is
-    killed and the KeyboardInterrupt is what the harness sees."""
-    pid_file = tmp_path / "build.pid"
-    script = f"""
-import dataclasses, os, pathlib, signal, threading, time
-from msgbench.workers import targets
-
+INTERRUPTS = {
+    # Ctrl-C while the build runs.
+    "during the build": """
 def interrupt():
-    while not pathlib.Path({str(pid_file)!r}).exists():
+    while not pathlib.Path({pid_file!r}).exists():
         time.sleep(0.01)
     os.kill(os.getpid(), signal.SIGINT)
 
 threading.Thread(target=interrupt, daemon=True).start()
+""",
+    # Ctrl-C inside Popen, once the child exists and before Popen has returned it: what a
+    # loaded machine did in CI, where the build wrote its pid before Popen came back.
+    "inside Popen": """
+class InterruptedPopen(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        while not pathlib.Path({pid_file!r}).exists():
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+subprocess.Popen = InterruptedPopen
+""",
+}
+
+
+@pytest.mark.parametrize("when", INTERRUPTS)
+def test_an_interrupted_build_raises_the_interrupt_and_leaves_no_process(fake_targets, tmp_path, when):
+    """Ctrl-C during a build that leads no group of its own (msgbench build): the build is
+    killed and the KeyboardInterrupt is what the harness sees."""
+    pid_file = tmp_path / "build.pid"
+    script = f"""
+import dataclasses, os, pathlib, signal, subprocess, threading, time
+from msgbench.workers import targets
+{INTERRUPTS[when].format(pid_file=str(pid_file))}
 t = dataclasses.replace(targets.target("fake"), build="echo $$ > {pid_file}; exec sleep 30")
 try:
     targets.build(t, quiet=True)

@@ -4,8 +4,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
+import pytest
+
+from msgbench.core import interrupts
 from msgbench.core.paths import REPO_ROOT
 from msgbench.data.store import Store
 from tests.conftest import FIXTURE_TARGETS, processes_matching
@@ -74,3 +78,27 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     run = Store(store_path).runs()[0]
     assert run["status"] == "interrupted" and run["measured"] >= 2
     assert not processes_matching("worker.py")
+
+
+def test_a_hold_outside_a_run_defers_ctrl_c_and_gives_pythons_handler_back():
+    """msgbench build and the tests start children with Python's own SIGINT handler in
+    place: a hold() there defers the interrupt too, and release() raises it."""
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    interrupts.hold()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.01)  # the handler has run: nothing was raised while held
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.release()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not interrupts.pending()
+
+
+def test_a_hold_in_another_thread_leaves_ctrl_c_to_the_main_thread():
+    """Only the main thread takes an interrupt: a build's thread holding must not defer it."""
+    held = threading.Thread(target=interrupts.hold)
+    held.start()
+    held.join()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -14,9 +14,11 @@ raised when the clean-up is done.
 
 import contextlib
 import signal
+import threading
 
 _depth = 0
 _pending = False
+_lent = None  # the SIGINT handler hold() replaced outside a run, given back by release()
 
 
 def _handler(signum, frame) -> None:
@@ -39,8 +41,17 @@ def restore(previous: dict) -> None:
 
 
 def hold() -> None:
-    """Defer interrupts from here until the matching release()."""
-    global _depth
+    """Defer interrupts from here until the matching release().
+
+    Outside a run (msgbench build, a test) Python's own handler raises at once, so
+    the outermost hold() puts this module's handler in its place until its release().
+    Only the main thread takes an interrupt, so in any other thread (a build beside
+    others) holding means nothing and is skipped."""
+    global _depth, _lent
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if not _depth and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        _lent = signal.signal(signal.SIGINT, _handler)
     _depth += 1
 
 
@@ -50,8 +61,15 @@ def release() -> None:
     Call it inside the try block that stops the child, so no bytecode boundary
     between starting the child and guarding it can take an interrupt.
     """
-    global _depth, _pending
-    _depth -= 1
+    global _depth, _pending, _lent
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        if _depth == 1 and _lent is not None:  # still held: an interrupt meanwhile is deferred
+            lent, _lent = _lent, None
+            signal.signal(signal.SIGINT, lent)
+    finally:
+        _depth -= 1
     if _pending and not _depth:
         _pending = False
         raise KeyboardInterrupt

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from msgbench.core import spec
+from msgbench.core import interrupts, spec
 from msgbench.core.paths import targets_dir
 from msgbench.workers import catalogue, sysinfo
 from msgbench.workers.groups import stop_group
@@ -348,11 +348,17 @@ def build(t: Target, quiet: bool = True, log: Path | None = None, jobs: int | No
             streams = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
         else:
             streams = {"stdout": out, "stderr": subprocess.STDOUT}
-        proc = subprocess.Popen(["bash", "-c", t.build], cwd=t.folder, env=env, text=True,
-                                process_group=0 if group else None, **streams)
+        interrupts.hold()  # a Ctrl-C inside Popen would lose the build's pid, and the build would go on
+        try:
+            proc = subprocess.Popen(["bash", "-c", t.build], cwd=t.folder, env=env, text=True,
+                                    process_group=0 if group else None, **streams)
+        except BaseException:
+            interrupts.release()
+            raise
         if group:
             group.add(proc.pid)
         try:
+            interrupts.release()
             output, _ = proc.communicate()
         finally:
             if proc.poll() is None:  # interrupted: the build goes, with its whole group if it leads one
