@@ -1,5 +1,7 @@
 """Real brokers from Debian's packages: start, readiness, CPU, logs, death, cleanup."""
 
+import dataclasses
+import functools
 import os
 import signal
 import socket
@@ -191,3 +193,21 @@ def test_more_source_threads_than_sources_is_refused(fake_targets, capsys):
     code = run_cli(["run", "pubsub", "--target", "fakebroker", "-p", "source_threads=2", "--no-build"])
     assert code == 2
     assert "source_threads = 2 and sources = 1: pubsub requires source_threads <= sources" in capsys.readouterr().err
+
+
+def test_a_broker_that_a_build_fetches_asks_for_no_debian_package(fake_targets, monkeypatch):
+    """Kafka's broker comes with the kafka target's build: on a fresh clone the reference
+    target, whose tools use it, must not make the installer run apt-get for packages
+    that are all there already."""
+    monkeypatch.setattr(catalogue, "installed", lambda service: service.name != "kafka")
+    t = dataclasses.replace(targets.target("fakebroker"), services=("kafka",), packages=("fake-package",),
+                            variants={n: dataclasses.replace(v, services=())
+                                      for n, v in targets.target("fakebroker").variants.items()})
+    # functools.cache, as the real registry is: fake_targets clears it as it ends
+    monkeypatch.setattr(targets, "registry", functools.cache(lambda: {"fakebroker": t}))
+    assert t.missing_requirements() == [f"{catalogue.spec('kafka').binary} (service kafka)"]
+    assert targets.missing_packages() == []
+    monkeypatch.setattr(catalogue, "installed", lambda service: service.name != "kafka" and service.name != "redis")
+    t = dataclasses.replace(t, services=("kafka", "redis"))
+    monkeypatch.setattr(targets, "registry", functools.cache(lambda: {"fakebroker": t}))
+    assert targets.missing_packages() == ["fake-package"]

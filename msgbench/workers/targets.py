@@ -145,11 +145,13 @@ class Target:
         """The brokers a variant needs: its own (a reference tool's), else the target's."""
         return variant.services or self.services
 
-    def missing_requirements(self, services: bool = True) -> list[str]:
+    def missing_requirements(self, services: bool = True, built_services: bool = True) -> list[str]:
         """Tools and service binaries this target needs that are not installed.
         services=False: what building it needs, its tools only; the brokers it runs
         against are needed to run it, and one may be another target's build (reference's
-        Kafka tools use the broker the kafka target's build fetches)."""
+        Kafka tools use the broker the kafka target's build fetches).
+        built_services=False: leave out the brokers a target's build fetches, which no
+        Debian package installs (what missing_packages asks)."""
         path = self.build_env().get("PATH")
         missing = [tool for tool in self.requires if not _found(tool, path)]
         if not services:
@@ -157,7 +159,9 @@ class Target:
         needed = dict.fromkeys(s for v in self.variants.values() for s in self.services_for(v))
         for name in needed:
             service = catalogue.spec(name)
-            if not catalogue.installed(service) and service.built_by != self.name:  # kafka: its build fetches it
+            if service.built_by and (service.built_by == self.name or not built_services):
+                continue  # kafka: a build fetches it
+            if not catalogue.installed(service):
                 missing.append(f"{service.binary} (service {name})")
         return missing
 
@@ -396,6 +400,6 @@ def missing_packages() -> list[str]:
     """Debian packages that would provide every target's missing requirements."""
     packages: list[str] = []
     for t in registry().values():
-        if t.missing_requirements():
+        if t.missing_requirements(built_services=False):
             packages += [p for p in t.packages if p not in packages]
     return packages
