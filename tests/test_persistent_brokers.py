@@ -64,11 +64,8 @@ def test_a_broker_killed_mid_measurement_is_named_by_the_run(target, service, br
     killer = threading.Thread(target=kill_broker_while_measuring,
                               args=(service, f"msgbench-{target}", broker_marker, killed), daemon=True)
     killer.start()
-    # --timeout: the spec's floor for this point (76 s), not the default 300 s. The Kafka
-    # worker does not end when its broker dies under it: the time limit ends it, and the
-    # run then names the dead broker; five minutes of that were a sixth of make test.
     run_cli(["run", "pubsub", "--target", target, "-p", "duration_s=4", "-p", "drain_ms=2000",
-                    "--repeat", "2", "--warmup", "0", "--no-build", "--cpus", "unpinned", "--timeout", "80"])
+                    "--repeat", "2", "--warmup", "0", "--no-build", "--cpus", "unpinned"])
     killer.join(timeout=5)
     assert killed, f"the {service} broker was never seen running beside the worker"
     store = Store(tmp_path / "store.sqlite")
@@ -76,6 +73,9 @@ def test_a_broker_killed_mid_measurement_is_named_by_the_run(target, service, br
     measured = store.measurements(run_id)
     assert [m["status"] for m in measured] == ["failed", "ok"], [(m["status"], m["error"]) for m in measured]
     assert f"service {service}" in measured[0]["error"] and "died during the measurement" in measured[0]["error"]
+    # The worker was stopped as its broker died, not at the point's time limit (76 s here,
+    # the spec's floor): a Kafka client retries a dead broker for minutes.
+    assert measured[0]["worker"]["wall_s"] < 30, measured[0]["worker"]
     # the second measurement ran on a restarted broker, and both logs were kept
     assert set(store.logs(run_id)) == {service, f"{service}#2"}
     assert sum("had died" in n for n in store.run(run_id)["notes"]) == 1

@@ -167,6 +167,20 @@ def test_a_helper_that_left_the_workers_session_ends_with_it(marker, fake_target
     assert not marked(marker), "the helper that called setsid() outlived its worker"
 
 
+def test_a_worker_whose_broker_is_gone_is_stopped_at_once_and_fails_with_why(marker, fake_targets):
+    """run_worker's gone: once it names a loss (the runner's: the broker died), the worker is
+    stopped then, not at its time limit, and the measurement fails with that reason."""
+    fake = targets.target("fake")
+    lost_at = time.monotonic() + 1.0
+    outcome = run_worker(fake.argv(fake.variants["hang"], 1024), cwd=fake.folder,
+                         env=os.environ | {"MSGBENCH_TEST_MARKER": marker}, request=RING | {"variant": "hang"},
+                         target="fake", time_limit_s=60,
+                         gone=lambda: "service x died" if time.monotonic() > lost_at else None)
+    assert (outcome.status, outcome.error) == ("failed", "service x died")
+    assert outcome.wall_s < 30, outcome.wall_s  # the time limit was 60 s
+    assert not marked(marker)
+
+
 def test_the_worker_reports_its_own_memory_and_exit_code_not_the_supervisors():
     big = [PYTHON, "-c", "import sys; b = b'x' * (96 << 20); sys.exit(7)"]
     small = ["sh", "-c", "exit 0"]

@@ -565,7 +565,7 @@ def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Pr
             outcome = run_worker(
                 peers.worker(job, argv, env), cwd=cwd, env=env, request=request,
                 target=job.target.name, time_limit_s=job.timeout_s, on_progress=progress.worker_progress,
-                cpus=layout.measured,
+                cpus=layout.measured, gone=(lambda: brokers.died(needs)) if needs else None,
             )
         outcome.other_cpu_share = _other_cpu_share(
             outcome, machine_before, harness_before,

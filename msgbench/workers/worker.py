@@ -27,6 +27,9 @@ MAX_SAMPLES = 100_000
 # The supervisor TERMs the worker's descendants and KILLs them after this; shorter than
 # KILL_GRACE_S, so it is done before the harness would KILL the supervisor itself.
 SUPERVISOR_GRACE_S = 1.5
+# How often a running worker's needs are asked about (run_worker's gone): a dead broker
+# is seen within this, at the cost of one poll() of its process.
+GONE_CHECK_S = 0.5
 
 
 @dataclass
@@ -169,8 +172,13 @@ def run_worker(
     time_limit_s: float,
     on_progress: Callable[[float, float], None] | None = None,
     cpus: frozenset[int] | None = None,
+    gone: Callable[[], str | None] | None = None,
 ) -> Outcome:
-    """cpus: the CPUs the worker and everything it starts are placed on (None: anywhere)."""
+    """cpus: the CPUs the worker and everything it starts are placed on (None: anywhere).
+    gone: what the worker needs and has lost, if it has (its broker died): asked about
+    twice a second, and the worker is stopped at once and the measurement failed with
+    that reason, not left to wait out its time limit (a Kafka client retries a dead
+    broker for minutes)."""
     problem = spec.request_problem(request)
     if problem:
         raise ValueError(f"refusing to send an invalid request: {problem}")
@@ -206,14 +214,15 @@ def run_worker(
     try:
         interrupts.release()
         _send_request(proc, request)
-        timed_out = not _pump(proc, protocol, stderr, started + time_limit_s)
+        ended = _pump(proc, protocol, stderr, started + time_limit_s, gone)
+        timed_out = ended == "timeout"
     except BaseException:
         with interrupts.deferred():  # a second Ctrl-C must not cut the clean-up short
             stop_group(proc)
             _reap(proc)
             os.close(status_read)
         raise
-    if timed_out or protocol.breach:
+    if ended != "ended" or protocol.breach:
         stop_group(proc)
     _reap(proc)
     stop_group(proc, grace_s=0)  # the supervisor ended its worker's descendants; this is its group
@@ -230,6 +239,8 @@ def run_worker(
         seen["worker at its start"] = cpusets.cpu_list(report["worker_cpus"])
     outcome.cpu_placement = {"cpus": cpusets.cpu_list(cpus) if cpus else "any", "seen": seen}
     judge(outcome, protocol, timed_out, time_limit_s)
+    if ended != "ended" and ended != "timeout":  # what it needed was gone: that is the failure
+        outcome.status, outcome.error = "failed", ended
     escaped = cpusets.escaped(seen, cpus)
     if escaped and outcome.status == "ok":  # its figures are not of the placement the run claims
         outcome.status = "error"
@@ -246,18 +257,26 @@ def _send_request(proc: subprocess.Popen, request: dict) -> None:
         pass  # the worker died at once; its exit status tells the story
 
 
-def _pump(proc, protocol: Protocol, stderr: bytearray, deadline: float) -> bool:
-    """Read stdout and stderr until both close. False if the deadline passed first."""
+def _pump(proc, protocol: Protocol, stderr: bytearray, deadline: float,
+          gone: Callable[[], str | None] | None = None) -> str:
+    """Read stdout and stderr until both close: "ended"; "timeout" if the deadline passed
+    first; or what gone() said, as soon as it says something."""
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
     pending = b""
+    asked = time.monotonic()
     try:
         while selector.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            for key, _ in selector.select(timeout=min(remaining, 0.5)):
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if gone is not None and now - asked >= GONE_CHECK_S:
+                asked = now
+                lost = gone()
+                if lost:
+                    return lost
+            for key, _ in selector.select(timeout=min(deadline - now, GONE_CHECK_S)):
                 chunk = os.read(key.fileobj.fileno(), 65536)
                 if not chunk:
                     selector.unregister(key.fileobj)
@@ -270,10 +289,10 @@ def _pump(proc, protocol: Protocol, stderr: bytearray, deadline: float) -> bool:
                     for line in lines:
                         protocol.feed(line)
                     if protocol.breach:
-                        return True
+                        return "ended"
         if pending:
             protocol.feed(pending)
-        return True
+        return "ended"
     finally:
         selector.close()
 
