@@ -160,11 +160,23 @@ func TestScheduleCount(t *testing.T) {
 	}
 }
 
+// waitUntil never wakes early, and wakes on time when it has the CPU: the
+// best of ten waits is within 1 ms. One wait alone is no test of that on a busy
+// machine (make test runs folders side by side): a preempted thread wakes late
+// whatever it did, and one read 6.3 ms.
 func TestWaitUntil(t *testing.T) {
-	due := monoNow() + int64(3*time.Millisecond)
-	waitUntil(due)
-	if late := monoNow() - due; late < 0 || late > int64(5*time.Millisecond) {
-		t.Fatalf("woke %d ns after the due time", late)
+	best := int64(time.Second)
+	for range 10 {
+		due := monoNow() + int64(3*time.Millisecond)
+		waitUntil(due)
+		late := monoNow() - due
+		if late < 0 {
+			t.Fatalf("woke %d ns before the due time", -late)
+		}
+		best = min(best, late)
+	}
+	if best > int64(time.Millisecond) {
+		t.Fatalf("the best of ten waits woke %d ns after the due time", best)
 	}
 }
 

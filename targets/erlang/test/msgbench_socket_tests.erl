@@ -335,7 +335,11 @@ wait_until_test() ->
      end || Ahead <- [-1000, 0, 50000, 1500000, 5000000]].
 
 %% A server that goes away mid-sequence in the open loop: the client says
-%% which socket and how far it got, and its writer does not outlive it.
+%% which socket and how far it got, and its writer does not outlive it. How
+%% far is at most the server's 2 echoes, and may be fewer: the writer's next
+%% send meets the closed connection, and a reset that comes before the reader
+%% has taken the echoes makes the kernel drop them (beside two CPU hogs, 300
+%% runs read 2 echoes 278 times, 1 16 times and 0 6 times).
 open_loop_server_dies_test() ->
     {ok, Listener} = gen_tcp:listen(0, [inet, {active, false} | msgbench_socket:socket_options(binary)]),
     {ok, Port} = inet:port(Listener),
@@ -349,7 +353,7 @@ open_loop_server_dies_test() ->
             check_content => true, active => false, rate => 1000},
     Before = erlang:system_info(process_count),
     {error, true, internal, Message} = msgbench_socket:run(Run, {127, 0, 0, 1}, Port),
-    ?assertMatch({match, _}, re:run(Message, "socket 1 after 2 of 20 messages")),
+    ?assertMatch({match, _}, re:run(Message, "socket 1 after [012] of 20 messages")),
     timer:sleep(100),
     ?assert(erlang:system_info(process_count) =< Before),
     ok = gen_tcp:close(Listener).
