@@ -89,7 +89,7 @@ $(foreach k,$(notdir $(KIT_DIRS)),$(if $(wildcard targets/$(k)),$(eval test-in/t
 # The tests marked alone (they time real work or hold the machine) run after the others,
 # one at a time, with no other test beside them; both passes run, either failing fails.
 test-harness:
-	@status=0; $(PY) -m pytest -q -n $(HARNESS_WORKERS) -m "not alone" || status=$$?; \
+	@status=0; $(PY) -m pytest -q -n $(HARNESS_WORKERS) --dist loadgroup -m "not alone" || status=$$?; \
 	$(PY) -m pytest -q -m alone || status=$$?; exit $$status
 
 clean:

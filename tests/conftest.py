@@ -13,12 +13,27 @@ FIXTURE_TARGETS = Path(__file__).parent / "fixtures" / "targets"
 def pytest_configure(config) -> None:
     """With -n N the tests marked xdist_group("NAME") must run one after another on one
     worker (they share something machine-wide: docs/decisions.md), which only xdist's
-    loadgroup scheduling does; -n alone means its load scheduling. Set here rather than in
-    pyproject's addopts, so that a pytest without xdist (an older .venv, a target's own
-    tests under this inifile) still runs."""
-    if getattr(config.option, "dist", "no") == "load":
-        config.option.dist = "loadgroup"
+    loadgroup scheduling does: `make test-harness` asks for it (--dist loadgroup), and a
+    pytest -n without it is refused rather than run those tests side by side."""
+    if getattr(config.option, "numprocesses", None) and config.getvalue("dist") != "loadgroup":
+        raise pytest.UsageError("the harness tests run side by side only with --dist loadgroup "
+                                "(their xdist_group marks keep machine-wide tests apart): add it to -n")
     _take_ctrl_c()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """On an xdist worker under loadgroup, xdist marks each grouped test's id with its group
+    (test@netns), which is all its scheduler goes by. pytest 9.2's structured ids make that
+    mark silently vanish (pytest-xdist #1386), and the groups' tests then ran side by side:
+    refuse to run so rather than find out from a flaky test."""
+    if not getattr(config.option, "loadgroup", False):  # only an xdist worker has it
+        return
+    lost = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(f"xdist did not mark {len(lost)} grouped tests with their group (first: "
+                                f"{lost[0]}); with this pytest, --dist loadgroup would run them side by side "
+                                "(pytest-xdist #1386): use the pytest version constraints.txt pins")
 
 
 def _take_ctrl_c() -> None:
