@@ -68,23 +68,11 @@ lint:
 	$(dir $(PY))lint-imports
 	@$(call IN_EACH_FOLDER,lint)
 
-# The folders' tests, two at a time (make -j2): the longest of them mostly wait (targets/
-# reference and targets/kafka start Kafka brokers and wait out clients' timeouts: 80 and
-# 66 s, a few seconds of CPU), so they start first and the others fill the second slot.
-# Each folder's output is shown whole as it ends (--output-sync), then its time; every
-# folder is tested even after one fails (-k). A target's tests come after its kit's
-# (they may compile the kit's objects: kits/caf's, erlang's beams).
-SLOW_TESTS := targets/reference targets/kafka
-TEST_FOLDERS := $(SLOW_TESTS) $(filter-out $(SLOW_TESTS),$(KIT_DIRS) $(TARGET_DIRS))
-
+# One folder after another: two at a time (make -j2) took the phase from 354 s to 204 s
+# alone, but beside the harness tests a broker's stall test (targets/rabbitmq) then failed
+# its timing, so it is not done yet (docs/decisions.md, "Where make test's time goes").
 test-targets:
-	@$(MAKE) -s -k -j2 --output-sync=target --no-print-directory $(addprefix test-in/,$(TEST_FOLDERS))
-
-test-in/%:
-	@start=$$(date +%s); $(MAKE) -s -C $* test || { echo "== test $*: failed after $$(( $$(date +%s) - start )) s"; exit 1; }; \
-	  echo "== test $*: $$(( $$(date +%s) - start )) s"
-
-$(foreach k,$(notdir $(KIT_DIRS)),$(if $(wildcard targets/$(k)),$(eval test-in/targets/$(k): test-in/kits/$(k))))
+	@$(call IN_EACH_FOLDER,test)
 
 # The tests marked alone (they time real work or hold the machine) run after the others,
 # one at a time, with no other test beside them; both passes run, either failing fails.
