@@ -195,7 +195,9 @@ int64_t counted(const msgbench::client_outcome& out) {
 // further behind with each message: echo i returns about 19 * i ms after its
 // due time, the last at least ~380 ms after 20 messages, where a send-to-echo
 // time would stay near 20 ms. A prompt server keeps it far below that; the
-// bound between them is wide, so a loaded machine's hiccups do not cross it.
+// bound between them is wide. A machine that stops this process for half a
+// second (CI read 573 ms beside the harness tests) makes a prompt server look
+// slow, never a slow one prompt: the prompt case has three tries.
 void test_open_loop_charges_a_slow_server() {
   const auto slow = open_loop(20, 1000, 20000000);
   check(slow.error.empty(), "slow server: no error (" + slow.error + ")");
@@ -204,7 +206,9 @@ void test_open_loop_charges_a_slow_server() {
   check(slow.latency_max_ns >= 380000000,
         "slow server: latency max " + std::to_string(slow.latency_max_ns)
             + " ns >= 380 ms");
-  const auto prompt = open_loop(100, 1000, 0);
+  auto prompt = open_loop(100, 1000, 0);
+  for (int tries = 1; tries < 3 && prompt.latency_max_ns >= 200000000; ++tries)
+    prompt = open_loop(100, 1000, 0);
   check(prompt.error.empty() && counted(prompt) == 100,
         "prompt server: every echo timed (" + prompt.error + ")");
   check(prompt.latency_max_ns < 200000000,

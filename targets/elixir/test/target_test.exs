@@ -129,9 +129,16 @@ defmodule MsgbenchEx.TargetTest do
   @tag timeout: 30_000
   test "the open loop counts latency from the intended time: a slow server makes it grow" do
     # 20 ms per echo, one message offered per ms: echo i returns about 19 * i ms after its
-    # intended time, so the last about 380 ms; without the delay it stays far below.
+    # intended time, so the last about 380 ms; without the delay it stays far below. A
+    # machine that stops the VM for half a second makes a prompt server look slow, never a
+    # slow one prompt: the prompt case has three tries.
     assert open_run(20, 1000, 20).latency.max >= 380_000_000
-    assert open_run(20, 1000, 0).latency.max < 200_000_000
+    assert prompt_latency_max(3) < 200_000_000
+  end
+
+  defp prompt_latency_max(tries) do
+    max = open_run(20, 1000, 0).latency.max
+    if max >= 200_000_000 and tries > 1, do: prompt_latency_max(tries - 1), else: max
   end
 
   test "the pacer's intended times and wait" do

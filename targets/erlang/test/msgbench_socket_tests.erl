@@ -311,15 +311,23 @@ open_loop_is_paced_test() ->
 %% A server that takes 20 ms per echo, offered one message per ms: the
 %% writer does not wait for it, so echo i returns about 19 * i ms after its
 %% intended time and the latency grows to about 380 ms; a server without
-%% delay keeps it far below.
+%% delay keeps it far below. A machine that stops the VM for half a second
+%% makes a prompt server look slow, never a slow one prompt: the prompt case
+%% has three tries.
 open_loop_latency_counts_from_the_intended_time_test_() ->
     {timeout, 30,
      fun() ->
              #{latency_max := Slow, sent := 20} = open_run(false, 20, 1000, 20),
-             #{latency_max := Fast} = open_run(false, 20, 1000, 0),
              ?assert(Slow >= 380000000),
-             ?assert(Fast < 200000000)
+             ?assert(prompt_latency_max(3) < 200000000)
      end}.
+
+prompt_latency_max(Tries) ->
+    #{latency_max := Fast} = open_run(false, 20, 1000, 0),
+    case Fast >= 200000000 andalso Tries > 1 of
+        true -> prompt_latency_max(Tries - 1);
+        false -> Fast
+    end.
 
 intended_test() ->
     ?assertEqual(1000, msgbench_socket_open:intended(1000, 0.0, 7)),

@@ -74,7 +74,14 @@ testOpenLoop ok = do
     Right c -> do
       ok "open loop, slow server: 20 echoes, each timed once" (cRecv c == 20 && sum (IM.elems (cLatency c)) == 20)
       ok ("open loop, slow server: latency max " ++ show (cLatencyMax c) ++ " ns >= 380 ms") (cLatencyMax c >= 380000000)
-  prompt <- openLoop 100 1000 0 0
+  -- A machine that stops this process for half a second makes a prompt server
+  -- look slow, never a slow one prompt: the prompt case has three tries.
+  let promptRun tries = do
+        r <- openLoop 100 1000 0 0
+        case r of
+          Right c | cLatencyMax c >= 200000000 && tries > 1 -> promptRun (tries - 1 :: Int)
+          _ -> return r
+  prompt <- promptRun 3
   case prompt of
     Left e -> ok ("open loop, prompt server: " ++ show e) False
     Right c -> do

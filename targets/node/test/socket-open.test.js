@@ -55,9 +55,12 @@ test("the open loop's writer keeps to the rate: 20 messages at 200/s take at lea
 
 test('the open loop counts latency from the intended time: a slow server makes it grow', async () => {
   // 20 ms per echo, one message offered per ms: echo i returns about 19 * i ms after its
-  // intended time, so the last about 380 ms; without the delay it stays far below.
+  // intended time, so the last about 380 ms; without the delay it stays far below. A
+  // machine that stops the process for half a second makes a prompt server look slow, never
+  // a slow one prompt: the prompt case has three tries.
   const slow = await openRun(20, 1000, 20);
-  const fast = await openRun(20, 1000, 0);
+  let fast = await openRun(20, 1000, 0);
+  for (let tries = 1; tries < 3 && fast.latency.max >= 200e6; tries++) fast = await openRun(20, 1000, 0);
   assert.ok(slow.latency.max >= 380e6, `slow: ${slow.latency.max} ns`);
   assert.ok(fast.latency.max < 200e6, `fast: ${fast.latency.max} ns`);
 });

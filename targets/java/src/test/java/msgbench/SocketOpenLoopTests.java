@@ -77,12 +77,16 @@ final class SocketOpenLoopTests {
    * A server that takes 20 ms per echo against 1,000 offered per second: it falls behind by 19 ms a
    * message, and echo i returns about 19 * i ms after its due time, the last at least about 380 ms
    * after 20 messages, where a send-to-echo time would stay near 20 ms. A prompt server stays far
-   * below that; the bound between them is wide, so a loaded machine's hiccups do not cross it.
+   * below that; the bound between them is wide. A machine that stops this process for half a second
+   * makes a prompt server look slow, never a slow one prompt: the prompt case has three tries.
    */
   static void testSlowServerIsChargedItsBacklog() throws Exception {
     long slow = latencyMax(20_000_000, 20, 1000);
     check(slow >= 380_000_000, "a 20 ms/echo server at 1,000/s: latency max " + slow + " ns");
     long fast = latencyMax(0, 100, 1000);
+    for (int tries = 1; tries < 3 && fast >= 200_000_000; tries++) {
+      fast = latencyMax(0, 100, 1000);
+    }
     check(fast < 200_000_000, "a prompt server at 1,000/s: latency max " + fast + " ns");
   }
 
