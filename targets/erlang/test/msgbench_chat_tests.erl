@@ -32,6 +32,17 @@ run_sending(#{duration := Duration} = Config, Retries) ->
         Result -> Result
     end.
 
+%% A realistic run in which something arrived before T. The VM's timers,
+%% late on a busy machine (above), can push every delivery past T; such a run
+%% says nothing of the in-window count, so it runs again, at most Retries
+%% more times (the same window: the think schedule fixes the sends).
+run_delivering_in_window(Config, Retries) ->
+    case run(Config) of
+        {ok, #{received_in_window := 0}} when Retries > 0 ->
+            run_delivering_in_window(Config, Retries - 1);
+        Result -> Result
+    end.
+
 %% The spec's verify rules, and the history bound.
 check(#{groups := G, clients_per_group := CPG, history := History}, Run) ->
     #{sent := Sent, received := Received, cross_group := Cross, self_deliveries := Self,
@@ -83,7 +94,7 @@ no_history_test() ->
 %% every 50 ms while before T: exactly 4 per client, whatever the phase.
 realistic_test() ->
     Config = config(#{think => ms(50), duration => ms(200), groups => 3, clients_per_group => 4}),
-    {ok, Run} = run(Config),
+    {ok, Run} = run_delivering_in_window(Config, 3),
     Run = check(Config, Run),
     #{sent := Sent, received_in_window := InWindow} = Run,
     ?assertEqual(4 * 12, Sent),
