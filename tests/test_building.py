@@ -107,6 +107,25 @@ def test_the_longest_build_starts_first_and_then_the_shortest_so_targets_are_rea
     assert building.start_order(list(times), times, 1) == ["caf", "rust", "ghc", "c", "go"]
 
 
+def test_the_second_longest_starts_early_when_last_it_would_end_after_every_other_build():
+    """This VM's times (make run, 2026-11-28): with only CAF at the head, rust started last,
+    once the others had ended, and the builds ended 12 s later than longest first."""
+    times = {"caf": 96.0, "rust": 36.0, "ghc": 22.0, "java": 17.0, "elixir": 12.0, "node": 9.0, "kafka": 9.0,
+             "c": 7.0, "erlang": 5.0, "zeromq": 3.0, "go": 2.0, "redis": 2.0, "nats": 1.0, "tcp": 1.0}
+    started = building.start_order(list(times), times, 2)
+    # the long ones first, longest first; then the rest shortest first
+    assert started == ["caf", "rust", "ghc", "nats", "tcp", "go", "redis", "zeromq", "erlang", "c", "node",
+                       "kafka", "elixir", "java"]
+    assert building.makespan([times[n] for n in started], 2) <= 1.05 * building.makespan(
+        sorted(times.values(), reverse=True), 2)
+
+
+def test_makespan_takes_each_build_on_the_first_free_slot():
+    assert building.makespan([10.0, 4.0, 3.0, 2.0], 2) == 10.0
+    assert building.makespan([4.0, 3.0, 2.0, 10.0], 2) == 14.0
+    assert building.makespan([4.0, 3.0], 1) == 7.0
+
+
 def test_the_time_left_comes_from_the_last_times_and_is_unknown_for_a_build_never_timed(tmp_path):
     (tmp_path / "t.json").write_text(json.dumps({"a": 10.0, "b": 30.0}))
     builder = building.Builder({"a": lambda: None, "b": lambda: None}, 2, tmp_path / "t.json", say=lambda line: None)
