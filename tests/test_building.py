@@ -100,30 +100,22 @@ def test_a_build_whose_toolchain_never_comes_fails_once_the_installer_ends_witho
     assert by_name["ghc"].error == "ghc cannot build: it needs ghc, hlint, which is not installed"
 
 
-def test_the_longest_build_starts_first_and_then_the_shortest_so_targets_are_ready_early():
+def test_the_longest_build_starts_first_then_the_quick_ones_shortest_first_then_the_rest_longest_first():
     times = {"caf": 240.0, "rust": 83.0, "ghc": 40.0, "c": 11.0, "go": 4.0}
-    assert building.start_order(list(times), times, 2) == ["caf", "go", "c", "ghc", "rust"]
+    assert building.start_order(list(times), times, 2) == ["caf", "go", "c", "rust", "ghc"]
     assert building.start_order([*times, "new"], times, 2)[:2] == ["new", "caf"]
     assert building.start_order(list(times), times, 1) == ["caf", "rust", "ghc", "c", "go"]
+    assert building.start_order(list(times), times, 3) == ["caf", "rust", "go", "c", "ghc"]
 
 
-def test_the_second_longest_starts_early_when_last_it_would_end_after_every_other_build():
-    """This VM's times (make run, 2026-11-28): with only CAF at the head, rust started last,
-    once the others had ended, and the builds ended 12 s later than longest first."""
-    times = {"caf": 96.0, "rust": 36.0, "ghc": 22.0, "java": 17.0, "elixir": 12.0, "node": 9.0, "kafka": 9.0,
-             "c": 7.0, "erlang": 5.0, "zeromq": 3.0, "go": 2.0, "redis": 2.0, "nats": 1.0, "tcp": 1.0}
-    started = building.start_order(list(times), times, 2)
-    # the long ones first, longest first; then the rest shortest first
-    assert started == ["caf", "rust", "ghc", "nats", "tcp", "go", "redis", "zeromq", "erlang", "c", "node",
-                       "kafka", "elixir", "java"]
-    assert building.makespan([times[n] for n in started], 2) <= 1.05 * building.makespan(
-        sorted(times.values(), reverse=True), 2)
-
-
-def test_makespan_takes_each_build_on_the_first_free_slot():
-    assert building.makespan([10.0, 4.0, 3.0, 2.0], 2) == 10.0
-    assert building.makespan([4.0, 3.0, 2.0, 10.0], 2) == 14.0
-    assert building.makespan([4.0, 3.0], 1) == 7.0
+def test_the_second_longest_does_not_start_last_nor_the_broker_clients_late():
+    """This VM's times (make run, 2026-11-28): the broker clients (a few seconds each, and
+    the Kafka fetch) make pubsub measurable first; rust, the second longest, starts as soon
+    as they are built, not last, after every other build."""
+    times = {"caf": 96.0, "rust": 36.0, "ghc": 22.0, "java": 17.0, "elixir": 12.0, "node": 9.4, "kafka": 8.8,
+             "c": 6.6, "erlang": 4.8, "zeromq": 2.7, "go": 2.3, "redis": 1.8, "nats": 1.3, "tcp": 0.9}
+    assert building.start_order(list(times), times, 2) == [
+        "caf", "tcp", "nats", "redis", "go", "zeromq", "erlang", "c", "kafka", "node", "rust", "ghc", "java", "elixir"]
 
 
 def test_the_time_left_comes_from_the_last_times_and_is_unknown_for_a_build_never_timed(tmp_path):
