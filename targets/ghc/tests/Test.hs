@@ -3,7 +3,7 @@
 -- and the worker answering an unknown option and an unknown workload through
 -- the protocol, socket echo's open loop against slow and prompt servers (the
 -- kit's tests, kits/ghc/tests, cover its histogram, pacer, options and lines).
-module Main (main) where
+module Test (main) where
 
 import Control.Concurrent (forkIO, threadDelay)
 import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
