@@ -3,6 +3,7 @@
 import dataclasses
 import functools
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from typing import ClassVar
 
 import pytest
 
@@ -39,6 +41,45 @@ def pid_gone(pid: int) -> bool:
         return True
     with open(f"/proc/{pid}/stat") as f:  # a zombie is gone for our purposes
         return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+class LowestFreePortKernel:
+    """A socket whose bind to port 0 gets the lowest port no open socket holds, as a
+    kernel may: a port closed a moment ago is handed out again."""
+    held: ClassVar[set[int]] = set()  # the ports open sockets hold, machine-wide
+
+    def __init__(self, *args):
+        self.port = None
+
+    def bind(self, address):
+        self.port = min(set(range(40000, 40100)) - self.held)
+        self.held.add(self.port)
+
+    def getsockname(self):
+        return ("127.0.0.1", self.port)
+
+    def close(self):
+        self.held.discard(self.port)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def test_a_broker_s_ports_are_distinct_even_where_the_kernel_hands_a_closed_port_out_again(monkeypatch):
+    """Kafka's listener and controller once got the same port in CI, each asked for
+    alone; they are asked for together now."""
+    monkeypatch.setattr(LowestFreePortKernel, "held", set())
+    monkeypatch.setattr(services.socket, "socket", LowestFreePortKernel)
+    running = services.Running(catalogue.spec("kafka"))
+    try:
+        assert sorted(running.ports) == ["controller", "main"]
+        assert running.ports["main"] != running.ports["controller"]
+    finally:
+        shutil.rmtree(running.tmp)
+    assert services.free_ports(3) == [40000, 40001, 40002]
 
 
 @pytest.mark.parametrize("name", sorted(catalogue.SERVICES))

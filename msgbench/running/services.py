@@ -33,10 +33,15 @@ SHUTDOWN_GRACE_S = 10.0
 # ---------------------------------------------------------------- one running server
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOCALHOST, 0))
-        return sock.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """count distinct free ports of loopback. Their sockets stay open together while the
+    kernel picks: a port just closed may be handed out again, and Kafka's two listeners
+    once got the same one, one after the other (CI, 2026-11-28)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for sock in socks:
+            sock.bind((LOCALHOST, 0))
+        return [sock.getsockname()[1] for sock in socks]
 
 
 def _die_with_parent() -> None:
@@ -63,7 +68,10 @@ class Running:
                  cpus: frozenset[int] | None = None, address: str | None = None):
         self.spec = service
         self.cpus = None if host else cpus  # msgbench/workers/cpus.py's placement holds on this machine only
-        self.ports = ports or {"main": free_port(), **{k: free_port() for k in service.extra_ports}}
+        if not ports:
+            names = ("main", *service.extra_ports)
+            ports = dict(zip(names, free_ports(len(names)), strict=True))
+        self.ports = ports
         self.port = self.ports["main"]
         self.host, self.ssh = host, ssh  # a hosts.Host and the run's hosts.Ssh; None: here
         # here: loopback, or the address the hosts see this machine at (their roles connect to it)

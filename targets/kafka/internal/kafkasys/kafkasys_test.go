@@ -22,7 +22,8 @@ func startBroker(t *testing.T) (url string, stop func()) {
 	bin, _ := filepath.Abs("../../bin/kafka-broker")
 	bin = kittest.Binary(t, "make -C targets/kafka build", bin)
 	dir := t.TempDir()
-	port, controller := kittest.FreePort(t), kittest.FreePort(t)
+	ports := kittest.FreePorts(t, 2)
+	port, controller := ports[0], ports[1]
 	config := fmt.Sprintf(`process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:%[2]d

@@ -31,7 +31,8 @@ func startRabbitMQ(t *testing.T) (pubsub.Env, int) {
 		t.Skip("-short: skipping the RabbitMQ node start (several seconds)")
 	}
 	dir := t.TempDir()
-	port, dist, epmdPort := kittest.FreePort(t), kittest.FreePort(t), kittest.FreePort(t)
+	ports := kittest.FreePorts(t, 3)
+	port, dist, epmdPort := ports[0], ports[1], ports[2]
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
