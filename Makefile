@@ -58,10 +58,13 @@ build: install
 	$(PY) -m msgbench build
 
 # Each folder's line comes after its output, with its time ("== lint kits/caf: 41 s"),
-# so that a CI log shows which folder the phase's time went to.
-IN_EACH_FOLDER = for d in $(KIT_DIRS) $(TARGET_DIRS); do start=$$(date +%s); \
-	  $(MAKE) -s -C $$d $(1) || { echo "== $(1) $$d: failed after $$(( $$(date +%s) - start )) s"; exit 1; }; \
-	  echo "== $(1) $$d: $$(( $$(date +%s) - start )) s"; done
+# so that a CI log shows which folder the phase's time went to. A folder that fails does
+# not stop the others: every folder runs, and the phase fails at the end, naming each
+# failed folder (one failure no longer hides the next).
+IN_EACH_FOLDER = failed=""; for d in $(KIT_DIRS) $(TARGET_DIRS); do start=$$(date +%s); \
+	  if $(MAKE) -s -C $$d $(1); then echo "== $(1) $$d: $$(( $$(date +%s) - start )) s"; \
+	  else echo "== $(1) $$d: failed after $$(( $$(date +%s) - start )) s"; failed="$$failed $$d"; fi; done; \
+	  if [ -n "$$failed" ]; then echo "== $(1) failed in:$$failed"; exit 1; fi
 
 lint:
 	$(PY) -m ruff check msgbench tests scripts
