@@ -509,31 +509,46 @@ def _until_precise(plan: Plan, run_id: str, store: Store, progress: Progress,
     known to plan.precision (95% CI of the mean), up to plan.max_repeat each; within
     plan.budget_s of the run, the widest intervals first.
 
-    Points are taken a whole group at a time (one x of one scenario: the targets that are
-    compared there), so that the targets of a comparison keep equal, interleaved samples."""
+    Points are taken a whole group at a time (one x of one scenario: every target compared
+    there that can still take a repetition, precise or not), so that the targets of a
+    comparison keep equal, interleaved samples; with a budget, the group of the widest
+    interval that fits in what is left, and none when no group fits."""
     if plan.precision is None:
         return
     while True:
-        wanting = [j for j in plan.jobs if not j.stopped and j.repeat + j.extra < plan.max_repeat
-                   and stats.relative_precision(j.primary) > plan.precision]
-        if not wanting:
+        groups = _groups_wanting(plan)
+        if not groups:
             return
         if plan.budget_s is None:
-            chosen = wanting
+            chosen = [j for group in groups for j in group]
         else:
-            widest = max(wanting, key=lambda j: stats.relative_precision(j.primary))
-            chosen = [j for j in wanting if (j.scenario.name, points.canonical(j.x))
-                      == (widest.scenario.name, points.canonical(widest.x))]
-            cost = sum(j.seconds_each() for j in chosen)
-            if plan.elapsed_s() + cost > plan.budget_s:
-                cheaper = [j for j in wanting if plan.elapsed_s() + j.seconds_each() <= plan.budget_s]
-                if not cheaper:
-                    return
-                chosen = [max(cheaper, key=lambda j: stats.relative_precision(j.primary))]
+            fitting = [g for g in groups if plan.elapsed_s() + sum(j.seconds_each() for j in g) <= plan.budget_s]
+            if not fitting:
+                return
+            chosen = max(fitting, key=lambda g: max(stats.relative_precision(j.primary) for j in g))
         progress.total += len(chosen)
         for job in chosen:
             job.extra += 1
             _measure(job, job.warmup + job.repeat + job.extra - 1, run_id, store, progress, peers, brokers, layout)
+
+
+def _groups_wanting(plan: Plan) -> list[list[Job]]:
+    """The groups (one scenario's x) where a point's interval is still wider than
+    plan.precision: each with all of its jobs that can take one more repetition, in the
+    plan's (interleaved) order."""
+    def key(j: Job) -> tuple:
+        return j.scenario.name, points.canonical(j.x)
+
+    def can_take_more(j: Job) -> bool:
+        return not j.stopped and j.repeat + j.extra < plan.max_repeat
+
+    imprecise = {key(j) for j in plan.jobs
+                 if can_take_more(j) and stats.relative_precision(j.primary) > plan.precision}
+    groups: dict[tuple, list[Job]] = {}
+    for j in plan.jobs:
+        if key(j) in imprecise and can_take_more(j):
+            groups.setdefault(key(j), []).append(j)
+    return list(groups.values())
 
 
 def _measure(job: Job, round_index: int, run_id: str, store: Store, progress: Progress,
