@@ -505,29 +505,39 @@ RUNS = {"nats_bench": {"batching_bytes": 0, "sources": 2, "source_threads": 2, "
                                 "drain_ms": 20000}}
 
 
-@pytest.mark.parametrize("variant", tools.TOOLS)
-def test_a_small_run_through_the_worker(variant):
+@pytest.fixture(scope="module")
+def brokers():
+    """The brokers, each started once for this module: the two Kafka tools share one
+    Kafka (a JVM whose start is ~10 CPU-seconds), the three NATS tools their servers."""
     services = services_module()
-    if services is None or not READY[variant]():
-        pytest.skip(f"{variant}: the tool (make build) or its broker is not installed")
+    if services is None:
+        yield None
+        return
     with services.Services(keep_log=lambda name, text: None, note=lambda note: None) as running:
-        env = running.env_for((BROKER[variant],))
-        p = params(**SMALL | RUNS[variant])
-        answer = call(variant, RUNS[variant], env)
-        assert answer["type"] == "result", answer
-        rules_hold(answer, p)
-        verify, measured = answer["verify"], answer["measured"]
-        assert verify["published"] > 0 and msgs_per_s(measured) > 0 and measured["publish_ns"] > 0
-        if variant == "redis_benchmark":
-            assert verify["receivers"] == 0 and verify["received"] == 0
-        else:  # every message counted at both receivers: for redis_benchmark_sub, the frame length is right
-            assert verify["received"] == verify["published"] * p.receivers and verify["lost"] == 0
-            assert measured["receiver_cpu_ns"] > 0
-        if variant == "redis_benchmark_sub":
-            assert verify["subscribers"] == 2 and verify["mismatched"] == 0
-        assert measured["source_cpu_ns"] > 0 and measured["peak_rss_bytes"] > 0
-        unsupported = call(variant, {"rate": 1000, "batching_bytes": 8192}, env)
-        assert unsupported["type"] == "error" and unsupported["kind"] == "unsupported", unsupported
+        yield running
+
+
+@pytest.mark.parametrize("variant", tools.TOOLS)
+def test_a_small_run_through_the_worker(variant, brokers):
+    if brokers is None or not READY[variant]():
+        pytest.skip(f"{variant}: the tool (make build) or its broker is not installed")
+    env = brokers.env_for((BROKER[variant],))
+    p = params(**SMALL | RUNS[variant])
+    answer = call(variant, RUNS[variant], env)
+    assert answer["type"] == "result", answer
+    rules_hold(answer, p)
+    verify, measured = answer["verify"], answer["measured"]
+    assert verify["published"] > 0 and msgs_per_s(measured) > 0 and measured["publish_ns"] > 0
+    if variant == "redis_benchmark":
+        assert verify["receivers"] == 0 and verify["received"] == 0
+    else:  # every message counted at both receivers: for redis_benchmark_sub, the frame length is right
+        assert verify["received"] == verify["published"] * p.receivers and verify["lost"] == 0
+        assert measured["receiver_cpu_ns"] > 0
+    if variant == "redis_benchmark_sub":
+        assert verify["subscribers"] == 2 and verify["mismatched"] == 0
+    assert measured["source_cpu_ns"] > 0 and measured["peak_rss_bytes"] > 0
+    unsupported = call(variant, {"rate": 1000, "batching_bytes": 8192}, env)
+    assert unsupported["type"] == "error" and unsupported["kind"] == "unsupported", unsupported
 
 
 def test_without_the_broker_it_is_a_resource_error():
