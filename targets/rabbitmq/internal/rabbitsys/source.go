@@ -97,9 +97,18 @@ func (s *source) waitConfirm() error {
 	return nil
 }
 
-// Flush waits for every outstanding confirmation ("confirms"); without
-// confirms every publish is already written to the socket.
+// Flush waits until the broker has every message published: with confirms,
+// for every outstanding confirmation. Without them a publish is only written
+// to the socket, and a broker starved of CPU reads its socket late: its queues
+// then hold nothing yet for the receivers, whose drain (which starts after
+// Flush) would end and count the messages still in the socket as lost. So
+// Flush makes a synchronous call on the same channel (exchange.declare, which
+// changes nothing): the broker's channel takes its frames in order, so its
+// answer comes once every publish before it has been routed to the queues.
 func (s *source) Flush() error {
+	if s.confirms == nil {
+		return declareExchange(s.env, s.ch)
+	}
 	for s.outstanding > 0 {
 		if err := s.waitConfirm(); err != nil {
 			return err

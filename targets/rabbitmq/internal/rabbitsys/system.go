@@ -73,9 +73,18 @@ func dial(env pubsub.Env) (*amqp.Connection, *amqp.Channel, error) {
 		return nil, nil, fmt.Errorf("rabbitmq at %s: opening a channel: %w", env.ServiceURL, err)
 	}
 	// Sources and receivers both declare it (idempotent), so either may come first.
-	if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, false, false, false, false, nil); err != nil {
+	if err := declareExchange(env, ch); err != nil {
 		conn.Close()
-		return nil, nil, fmt.Errorf("rabbitmq at %s: declaring exchange %s: %w", env.ServiceURL, Exchange, err)
+		return nil, nil, err
 	}
 	return conn, ch, nil
+}
+
+// declareExchange declares the exchange on ch, and returns once the broker has
+// answered: a synchronous method (exchange.declare-ok).
+func declareExchange(env pubsub.Env, ch *amqp.Channel) error {
+	if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, false, false, false, false, nil); err != nil {
+		return fmt.Errorf("rabbitmq at %s: declaring exchange %s: %w", env.ServiceURL, Exchange, err)
+	}
+	return nil
 }

@@ -103,6 +103,9 @@ func TestRabbitMQ(t *testing.T) {
 			backlogCounted(t, env, opts)
 		}
 	})
+	t.Run("flush waits for a stopped broker", func(t *testing.T) {
+		flushWaitsForAStoppedBroker(t, env, node)
+	})
 	t.Run("stalled broker", func(t *testing.T) {
 		stalledBroker(t, env, node)
 	})
